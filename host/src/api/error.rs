@@ -1,0 +1,138 @@
+//! The API's one error type, rendered as
+//! `{"success": false, "error": {"code": "snake_case_reason", "message": "…"}}`.
+//! Client mistakes get a 4xx naming what to fix; anything else is logged and
+//! answered with an opaque 500.
+
+use std::borrow::Cow;
+
+use axum::Json;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use crate::domain::send::FieldError;
+use crate::network::NetworkError;
+use crate::sessions::SessionError;
+use crate::store::StoreError;
+
+/// An error answer of the API.
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// A stable, machine-readable reason.
+    pub code: Cow<'static, str>,
+    /// A sentence a person can act on.
+    pub message: String,
+}
+
+/// Shorthand for handler results.
+pub type ApiResult<T> = Result<T, ApiError>;
+
+impl ApiError {
+    /// An error with any status.
+    pub fn new(
+        status: StatusCode,
+        code: impl Into<Cow<'static, str>>,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            status,
+            code: code.into(),
+            message: message.into(),
+        }
+    }
+
+    /// 400.
+    pub fn bad_request(code: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, code, message)
+    }
+
+    /// 400 `invalid_field`, naming the field.
+    pub fn invalid_field(field: &str, message: impl std::fmt::Display) -> Self {
+        Self::bad_request("invalid_field", format!("`{field}` {message}"))
+    }
+
+    /// 401 with `WWW-Authenticate: Bearer`.
+    pub fn unauthorized(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
+    }
+
+    /// 404.
+    pub fn not_found(code: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, code, message)
+    }
+
+    /// 409.
+    pub fn conflict(code: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::CONFLICT, code, message)
+    }
+
+    /// 500, logging the cause; the caller sees only an opaque message.
+    pub fn internal(cause: impl std::fmt::Display) -> Self {
+        tracing::error!(error = %cause, "internal error");
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal_error",
+            "the gateway failed to handle this request; the cause is in its log",
+        )
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = json!({
+            "success": false,
+            "error": { "code": self.code, "message": self.message },
+        });
+        let mut resp = (self.status, Json(body)).into_response();
+        if self.status == StatusCode::UNAUTHORIZED {
+            resp.headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        resp
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        Self::internal(e)
+    }
+}
+
+impl From<FieldError> for ApiError {
+    fn from(e: FieldError) -> Self {
+        Self::invalid_field(&e.field, &e.message)
+    }
+}
+
+impl From<NetworkError> for ApiError {
+    fn from(e: NetworkError) -> Self {
+        let msg = e.to_string();
+        match e {
+            NetworkError::NotConnected => Self::conflict("session_not_connected", msg),
+            NetworkError::InvalidState(_) => Self::conflict("invalid_session_state", msg),
+            NetworkError::NotFound(_) => Self::not_found("not_found_on_network", msg),
+            NetworkError::Rejected(_) => {
+                Self::new(StatusCode::UNPROCESSABLE_ENTITY, "network_rejected", msg)
+            }
+            NetworkError::Failed(_) => Self::new(StatusCode::BAD_GATEWAY, "network_error", msg),
+        }
+    }
+}
+
+impl From<SessionError> for ApiError {
+    fn from(e: SessionError) -> Self {
+        let msg = e.to_string();
+        match e {
+            SessionError::NotFound(_) => Self::not_found("session_not_found", msg),
+            SessionError::AlreadyExists(_) => Self::conflict("session_exists", msg),
+            SessionError::Invalid { .. } => Self::bad_request("invalid_field", msg),
+            SessionError::PhoneTaken(_) => Self::conflict("phone_taken", msg),
+            SessionError::Paused(_) => Self::conflict("session_paused", msg),
+            SessionError::WrongState(_) => Self::conflict("invalid_session_state", msg),
+            SessionError::Network(n) => n.into(),
+            SessionError::Store(s) => s.into(),
+        }
+    }
+}

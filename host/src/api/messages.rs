@@ -1,0 +1,62 @@
+//! Sending messages (`POST /sessions/{id}/messages/{kind}`) and reading the
+//! stored history (`GET /sessions/{id}/messages`).
+
+use axum::Router;
+use axum::extract::State;
+use axum::response::Json;
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+
+use super::AppState;
+use super::error::{ApiError, ApiResult};
+use super::extract::{ApiJson, ApiPath, ApiQuery, Paging};
+use crate::domain::send::{SendKind, SendRequest};
+
+/// The message routes.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/api/v1/sessions/{id}/messages", get(list))
+        .route("/api/v1/sessions/{id}/messages/{kind}", post(send))
+}
+
+async fn send(
+    State(state): State<AppState>,
+    ApiPath((id, kind)): ApiPath<(String, String)>,
+    ApiJson(body): ApiJson<Value>,
+) -> ApiResult<Json<Value>> {
+    let kind = SendKind::parse(&kind).ok_or_else(|| {
+        let known: Vec<&str> = SendKind::ALL.iter().map(|k| k.as_str()).collect();
+        ApiError::not_found(
+            "unknown_send_kind",
+            format!(
+                "`{kind}` is not a send kind; use one of {}",
+                known.join(", ")
+            ),
+        )
+    })?;
+    if !state.sessions.exists(&id) {
+        return Err(crate::sessions::SessionError::NotFound(id).into());
+    }
+    let request = SendRequest::from_json(kind, body)?;
+    let record = state.send.send(&id, request).await?;
+    Ok(Json(json!({
+        "message_id": record.message_id,
+        "to": record.chat,
+        "timestamp": record.timestamp,
+    })))
+}
+
+async fn list(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+    ApiQuery(paging): ApiQuery<Paging>,
+) -> ApiResult<Json<Value>> {
+    if !state.sessions.exists(&id) {
+        return Err(crate::sessions::SessionError::NotFound(id).into());
+    }
+    let (limit, offset) = paging.resolve();
+    let messages = state.store.list_messages(&id, offset, limit)?;
+    Ok(Json(
+        json!({ "messages": messages, "count": messages.len(), "limit": limit, "offset": offset }),
+    ))
+}

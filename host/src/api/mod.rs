@@ -1,0 +1,72 @@
+//! The HTTP API: one file per resource family, the error type, extractors and
+//! authentication. Only this module knows HTTP.
+
+pub mod auth;
+pub mod error;
+pub mod extract;
+mod health;
+mod messages;
+mod sessions;
+mod sim;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::StatusCode;
+use axum::middleware::from_fn_with_state;
+
+use crate::messages::SendCore;
+use crate::network::sim::SimNetwork;
+use crate::sessions::Sessions;
+use crate::store::Store;
+use error::ApiError;
+
+/// What every handler can reach.
+#[derive(Clone)]
+pub struct AppState {
+    /// The session registry.
+    pub sessions: Sessions,
+    /// The send core.
+    pub send: SendCore,
+    /// The store.
+    pub store: Store,
+    /// The simulated network, when enabled.
+    pub sim: Option<SimNetwork>,
+    /// The API token.
+    pub token: Arc<str>,
+}
+
+/// The whole application: public health routes, the authenticated `/api/v1`
+/// routes, JSON answers for unknown paths and methods, and the body limit.
+pub fn router(state: AppState, max_body_bytes: usize) -> Router {
+    let mut api = Router::new()
+        .merge(sessions::routes())
+        .merge(messages::routes());
+    if state.sim.is_some() {
+        api = api.merge(sim::routes());
+    }
+    let api = api.route_layer(from_fn_with_state(state.clone(), auth::require_token));
+    Router::new()
+        .merge(health::routes())
+        .merge(api)
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(max_body_bytes))
+        .with_state(state)
+}
+
+async fn not_found() -> ApiError {
+    ApiError::not_found(
+        "route_not_found",
+        "no route matches this path; the API lives under /api/v1",
+    )
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "this path does not accept this method",
+    )
+}

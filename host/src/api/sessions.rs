@@ -1,0 +1,190 @@
+//! Session lifecycle: create, list, get, delete, connect, disconnect, logout,
+//! status, QR code, pair by code, pause and resume.
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::Json;
+use axum::routing::{get, post};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::AppState;
+use super::error::ApiResult;
+use super::extract::{ApiJson, ApiPath, MaybeJson};
+use crate::sessions::{NewSession, SessionInfo};
+
+/// The session routes.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/api/v1/sessions", post(create).get(list))
+        .route("/api/v1/sessions/{id}", get(get_one).delete(delete))
+        .route("/api/v1/sessions/{id}/status", get(get_one))
+        .route("/api/v1/sessions/{id}/connect", post(connect))
+        .route("/api/v1/sessions/{id}/disconnect", post(disconnect))
+        .route("/api/v1/sessions/{id}/logout", post(logout))
+        .route("/api/v1/sessions/{id}/qr", get(qr))
+        .route("/api/v1/sessions/{id}/pair", post(pair))
+        .route("/api/v1/sessions/{id}/pause", post(pause))
+        .route("/api/v1/sessions/{id}/resume", post(resume))
+}
+
+/// Body of `POST /api/v1/sessions`; every field is optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateSessionIn {
+    /// The session id; a UUID is generated when absent.
+    pub id: Option<String>,
+    /// A label; on the simulated network also the account's push name.
+    pub name: Option<String>,
+    /// `sim` or `whatsapp`; the gateway's default when absent.
+    pub network: Option<String>,
+    /// Simulated network only: the account's phone number.
+    pub phone: Option<String>,
+}
+
+/// A session as the API shows it.
+#[derive(Debug, Serialize)]
+pub struct SessionOut {
+    /// The session id.
+    pub id: String,
+    /// The label.
+    pub name: Option<String>,
+    /// The network backend.
+    pub network: String,
+    /// Connection status.
+    pub status: &'static str,
+    /// Whether the session holds credentials of a linked account.
+    pub is_logged_in: bool,
+    /// Whether the session is paused.
+    pub paused: bool,
+    /// The linked account's JID.
+    pub jid: Option<String>,
+    /// The linked account's phone digits.
+    pub phone_number: Option<String>,
+    /// The linked account's push name.
+    pub push_name: Option<String>,
+    /// Whether the session reconnects by itself after a drop.
+    pub auto_reconnect: bool,
+    /// The last network error, cleared on login.
+    pub last_error: Option<String>,
+    /// Unix seconds of creation.
+    pub created_at: i64,
+}
+
+impl From<SessionInfo> for SessionOut {
+    fn from(info: SessionInfo) -> Self {
+        let r = info.record;
+        Self {
+            status: info.state.status.as_str(),
+            is_logged_in: r.account.is_some(),
+            jid: r.account.as_ref().map(|a| a.jid.clone()),
+            phone_number: r.account.as_ref().map(|a| a.phone.clone()),
+            push_name: r.account.as_ref().and_then(|a| a.push_name.clone()),
+            id: r.id,
+            name: r.name,
+            network: r.network,
+            paused: r.paused,
+            auto_reconnect: r.auto_reconnect,
+            last_error: info.state.last_error,
+            created_at: r.created_at,
+        }
+    }
+}
+
+async fn create(
+    State(state): State<AppState>,
+    MaybeJson(body): MaybeJson<CreateSessionIn>,
+) -> ApiResult<(StatusCode, Json<SessionOut>)> {
+    let new = NewSession {
+        id: body.id,
+        name: body.name,
+        network: body.network,
+        phone: body.phone,
+    };
+    let info = state.sessions.create(new).await?;
+    Ok((StatusCode::CREATED, Json(info.into())))
+}
+
+async fn list(State(state): State<AppState>) -> ApiResult<Json<Value>> {
+    let sessions: Vec<SessionOut> = state.sessions.list()?.into_iter().map(Into::into).collect();
+    Ok(Json(
+        json!({ "count": sessions.len(), "sessions": sessions }),
+    ))
+}
+
+async fn get_one(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<Json<SessionOut>> {
+    Ok(Json(state.sessions.get(&id)?.into()))
+}
+
+async fn delete(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<Json<Value>> {
+    state.sessions.delete(&id).await?;
+    Ok(Json(
+        json!({ "success": true, "message": format!("session `{id}` and everything stored for it were deleted") }),
+    ))
+}
+
+async fn connect(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<Json<SessionOut>> {
+    Ok(Json(state.sessions.connect(&id).await?.into()))
+}
+
+async fn disconnect(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<Json<SessionOut>> {
+    Ok(Json(state.sessions.disconnect(&id).await?.into()))
+}
+
+async fn logout(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<Json<SessionOut>> {
+    Ok(Json(state.sessions.logout(&id).await?.into()))
+}
+
+async fn qr(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> ApiResult<Json<Value>> {
+    let (code, expires_at) = state.sessions.qr(&id)?;
+    Ok(Json(json!({ "qr": code, "expires_at": expires_at })))
+}
+
+/// Body of `POST /api/v1/sessions/{id}/pair`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PairIn {
+    /// The account's phone number, in international form.
+    pub phone_number: String,
+}
+
+async fn pair(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(body): ApiJson<PairIn>,
+) -> ApiResult<Json<Value>> {
+    let code = state.sessions.pair(&id, &body.phone_number).await?;
+    Ok(Json(json!({ "pair_code": code })))
+}
+
+async fn pause(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<Json<Value>> {
+    state.sessions.pause(&id).await?;
+    Ok(Json(json!({ "paused": true })))
+}
+
+async fn resume(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<Json<Value>> {
+    state.sessions.resume(&id).await?;
+    Ok(Json(json!({ "paused": false })))
+}

@@ -1,0 +1,12 @@
+//! Pure domain types: no I/O, no HTTP, no storage.
+
+pub mod event;
+pub mod jid;
+pub mod message;
+pub mod send;
+mod send_basic;
+mod send_check;
+mod send_interactive;
+mod send_media;
+pub mod session;
+pub mod time;

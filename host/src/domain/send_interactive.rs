@@ -1,0 +1,292 @@
+//! Bodies of the interactive send kinds: cta-url, buttons and list.
+//!
+//! Limits follow the WhatsApp Business interactive-message limits: body
+//! `text` at most 1024 characters, `header`/`title` and `footer` at most 60,
+//! button labels at most 20.
+
+use std::collections::HashMap;
+
+use serde::de::IgnoredAny;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::send::FieldError;
+use super::send_check::{at, count, decode, http_url, id, join, optional_text, required_text};
+
+/// Longest body `text` of an interactive message, in characters.
+pub const MAX_INTERACTIVE_TEXT_CHARS: usize = 1024;
+/// Longest `header`, list `title` or `footer`, in characters.
+pub const MAX_HEADER_FOOTER_CHARS: usize = 60;
+/// Longest button label (`button_text`, a button's `text`), in characters.
+pub const MAX_BUTTON_LABEL_CHARS: usize = 20;
+/// Most reply buttons.
+pub const MAX_BUTTONS: usize = 3;
+/// Longest reply button `id`, in characters.
+pub const MAX_BUTTON_ID_CHARS: usize = 256;
+/// Most list sections, and most rows across all sections.
+pub const MAX_LIST_SECTIONS_AND_ROWS: usize = 10;
+/// Longest section title and row title, in characters.
+pub const MAX_LIST_TITLE_CHARS: usize = 24;
+/// Longest row `id`, in characters.
+pub const MAX_ROW_ID_CHARS: usize = 200;
+/// Longest row `description`, in characters.
+pub const MAX_ROW_DESCRIPTION_CHARS: usize = 72;
+
+/// Text with one button that opens a URL.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CtaUrlBody {
+    /// Body text; non-empty, at most 1024 characters.
+    pub text: String,
+    /// The button's label; non-empty, at most 20 characters.
+    pub button_text: String,
+    /// What the button opens: an absolute http/https URL.
+    pub url: String,
+    /// Header text (at most 60 characters).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub header: Option<String>,
+    /// Footer text (at most 60 characters).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub footer: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CtaUrlWire {
+    #[serde(rename = "to")]
+    _to: IgnoredAny,
+    text: String,
+    button_text: String,
+    url: String,
+    header: Option<String>,
+    footer: Option<String>,
+}
+
+/// Validates a `cta-url` body.
+pub(super) fn cta_url(body: Value) -> Result<CtaUrlBody, FieldError> {
+    let wire: CtaUrlWire = decode(body)?;
+    Ok(CtaUrlBody {
+        text: required_text("text", wire.text, MAX_INTERACTIVE_TEXT_CHARS)?,
+        button_text: required_text("button_text", wire.button_text, MAX_BUTTON_LABEL_CHARS)?,
+        url: http_url("url", &wire.url)?,
+        header: optional_text("header", wire.header, MAX_HEADER_FOOTER_CHARS)?,
+        footer: optional_text("footer", wire.footer, MAX_HEADER_FOOTER_CHARS)?,
+    })
+}
+
+/// Text with 1 to 3 reply buttons.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ButtonsBody {
+    /// Body text; non-empty, at most 1024 characters.
+    pub text: String,
+    /// Header text (at most 60 characters).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub header: Option<String>,
+    /// Footer text (at most 60 characters).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub footer: Option<String>,
+    /// 1 to 3 buttons with unique ids.
+    pub buttons: Vec<Button>,
+}
+
+/// One reply button.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Button {
+    /// Id reported back when pressed; trimmed, non-empty, at most 256
+    /// characters, unique within the message.
+    pub id: String,
+    /// Label; non-empty, at most 20 characters.
+    pub text: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ButtonsWire {
+    #[serde(rename = "to")]
+    _to: IgnoredAny,
+    text: String,
+    header: Option<String>,
+    footer: Option<String>,
+    buttons: Vec<ButtonWire>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, expecting = "an object")]
+struct ButtonWire {
+    id: String,
+    text: String,
+}
+
+/// Validates a `buttons` body.
+pub(super) fn buttons(body: Value) -> Result<ButtonsBody, FieldError> {
+    let wire: ButtonsWire = decode(body)?;
+    let text = required_text("text", wire.text, MAX_INTERACTIVE_TEXT_CHARS)?;
+    let header = optional_text("header", wire.header, MAX_HEADER_FOOTER_CHARS)?;
+    let footer = optional_text("footer", wire.footer, MAX_HEADER_FOOTER_CHARS)?;
+    count("buttons", wire.buttons.len(), 1, MAX_BUTTONS)?;
+    let mut ids = UniqueIds::default();
+    let mut buttons = Vec::with_capacity(wire.buttons.len());
+    for (i, button) in wire.buttons.into_iter().enumerate() {
+        let base = at("buttons", i);
+        let id = ids.check(&join(&base, "id"), &button.id, MAX_BUTTON_ID_CHARS)?;
+        let text = required_text(&join(&base, "text"), button.text, MAX_BUTTON_LABEL_CHARS)?;
+        buttons.push(Button { id, text });
+    }
+    Ok(ButtonsBody {
+        text,
+        header,
+        footer,
+        buttons,
+    })
+}
+
+/// Text with a button that opens a list of selectable rows.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ListBody {
+    /// Body text; non-empty, at most 1024 characters.
+    pub text: String,
+    /// Label of the button that opens the list; non-empty, at most 20 characters.
+    pub button_text: String,
+    /// Title above the body (at most 60 characters).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Footer text (at most 60 characters).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub footer: Option<String>,
+    /// 1 to 10 sections, holding at most 10 rows in all.
+    pub sections: Vec<ListSection>,
+}
+
+/// A titled group of rows in a list.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ListSection {
+    /// Section title; non-empty, at most 24 characters.
+    pub title: String,
+    /// At least one row.
+    pub rows: Vec<ListRow>,
+}
+
+/// One selectable row of a list.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ListRow {
+    /// Id reported back when chosen; trimmed, non-empty, at most 200
+    /// characters, unique across the whole list.
+    pub id: String,
+    /// Row title; non-empty, at most 24 characters.
+    pub title: String,
+    /// Text under the title (at most 72 characters).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListWire {
+    #[serde(rename = "to")]
+    _to: IgnoredAny,
+    text: String,
+    button_text: String,
+    title: Option<String>,
+    footer: Option<String>,
+    sections: Vec<SectionWire>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, expecting = "an object")]
+struct SectionWire {
+    title: String,
+    rows: Vec<RowWire>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, expecting = "an object")]
+struct RowWire {
+    id: String,
+    title: String,
+    description: Option<String>,
+}
+
+/// Validates a `list` body.
+pub(super) fn list(body: Value) -> Result<ListBody, FieldError> {
+    let wire: ListWire = decode(body)?;
+    let text = required_text("text", wire.text, MAX_INTERACTIVE_TEXT_CHARS)?;
+    let button_text = required_text("button_text", wire.button_text, MAX_BUTTON_LABEL_CHARS)?;
+    let title = optional_text("title", wire.title, MAX_HEADER_FOOTER_CHARS)?;
+    let footer = optional_text("footer", wire.footer, MAX_HEADER_FOOTER_CHARS)?;
+    count(
+        "sections",
+        wire.sections.len(),
+        1,
+        MAX_LIST_SECTIONS_AND_ROWS,
+    )?;
+    let total: usize = wire.sections.iter().map(|s| s.rows.len()).sum();
+    if total > MAX_LIST_SECTIONS_AND_ROWS {
+        return Err(FieldError::new(
+            "sections",
+            format!("must hold at most {MAX_LIST_SECTIONS_AND_ROWS} rows in all, not {total}"),
+        ));
+    }
+    let mut ids = UniqueIds::default();
+    let mut sections = Vec::with_capacity(wire.sections.len());
+    for (i, section) in wire.sections.into_iter().enumerate() {
+        let base = at("sections", i);
+        let title = required_text(&join(&base, "title"), section.title, MAX_LIST_TITLE_CHARS)?;
+        let rows_field = join(&base, "rows");
+        count(
+            &rows_field,
+            section.rows.len(),
+            1,
+            MAX_LIST_SECTIONS_AND_ROWS,
+        )?;
+        let mut rows = Vec::with_capacity(section.rows.len());
+        for (j, row) in section.rows.into_iter().enumerate() {
+            let base = at(&rows_field, j);
+            rows.push(ListRow {
+                id: ids.check(&join(&base, "id"), &row.id, MAX_ROW_ID_CHARS)?,
+                title: required_text(&join(&base, "title"), row.title, MAX_LIST_TITLE_CHARS)?,
+                description: optional_text(
+                    &join(&base, "description"),
+                    row.description,
+                    MAX_ROW_DESCRIPTION_CHARS,
+                )?,
+            });
+        }
+        sections.push(ListSection { title, rows });
+    }
+    Ok(ListBody {
+        text,
+        button_text,
+        title,
+        footer,
+        sections,
+    })
+}
+
+/// Ids seen so far in one message, with the field that first used each.
+#[derive(Default)]
+struct UniqueIds(HashMap<String, String>);
+
+impl UniqueIds {
+    /// Checks `value` as an id and that no earlier field used it; returns it trimmed.
+    fn check(&mut self, field: &str, value: &str, max: usize) -> Result<String, FieldError> {
+        let value = id(field, value, max)?;
+        if let Some(first) = self.0.insert(value.clone(), field.to_owned()) {
+            return Err(FieldError::new(
+                field,
+                format!("repeats the id of `{first}`"),
+            ));
+        }
+        Ok(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::super::send::{OutboundContent, SendKind, SendRequest};
+    use super::*;
+
+    fn send(kind: SendKind, body: serde_json::Value) -> Result<OutboundContent, FieldError> {
+        SendRequest::from_json(kind, body).map(|r| r.content)
+    }
+}

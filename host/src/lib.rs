@@ -1,0 +1,30 @@
+//! Switchboard: a self-hosted HTTP gateway to sessions on a messaging network.
+//!
+//! The crate is a library with a thin binary (`main.rs`). [`server::start`] builds
+//! every part — the store, the networks, the session registry, the event bus and
+//! the HTTP API — and serves it; tests use the same entry point on `127.0.0.1:0`.
+//!
+//! Module map (only `api` knows HTTP, only `store` knows redb, only `network`
+//! knows a network backend):
+//! - [`domain`]: pure types (JIDs, send kinds, records, the event envelope)
+//! - [`api`]: axum routers, DTOs, the error type and authentication
+//! - [`store`]: the redb database, one file per aggregate
+//! - [`network`]: the [`network::Network`] seam and its backends
+//! - [`sessions`]: the session registry, lifecycle and intake of network events
+//! - [`messages`]: the one send core every outbound message goes through
+//! - [`events`]: the event bus that fans envelopes out to subscribers
+
+pub mod api;
+pub mod config;
+pub mod domain;
+pub mod events;
+pub mod messages;
+pub mod network;
+pub mod server;
+pub mod sessions;
+pub mod store;
+pub mod telemetry;
+pub mod token;
+
+pub use config::Config;
+pub use server::{Running, start};

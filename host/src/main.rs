@@ -1,0 +1,64 @@
+//! The `switchboard` binary: `switchboard serve` runs the gateway.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use switchboard::config::ServeArgs;
+
+/// Self-hosted HTTP gateway to messaging-network sessions.
+#[derive(Debug, Parser)]
+#[command(name = "switchboard", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the gateway.
+    Serve(ServeArgs),
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve(args) => match serve(args).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("switchboard: {e:#}");
+                ExitCode::FAILURE
+            }
+        },
+    }
+}
+
+async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    switchboard::telemetry::init(&args.log_level, args.log_format);
+    let running = switchboard::start(args.config()).await?;
+    shutdown_signal().await;
+    tracing::info!("shutting down: finishing in-flight requests");
+    running.shutdown().await
+}
+
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}

@@ -1,0 +1,164 @@
+//! Starting and stopping the gateway: open the store, resolve the token, build
+//! the networks and the session registry, restore sessions, and serve HTTP
+//! until asked to stop; then finish in-flight requests, stop background work
+//! and close the store.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use anyhow::Context;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tower_http::trace::TraceLayer;
+
+use crate::api::{self, AppState};
+use crate::config::Config;
+use crate::events::EventBus;
+use crate::messages::SendCore;
+use crate::network::Network;
+use crate::network::sim::SimNetwork;
+use crate::sessions::Sessions;
+use crate::store::Store;
+use crate::token::{self, TokenSource};
+
+/// A running gateway.
+pub struct Running {
+    addr: SocketAddr,
+    token: String,
+    http_stop: CancellationToken,
+    background_stop: CancellationToken,
+    tasks: TaskTracker,
+    server: JoinHandle<std::io::Result<()>>,
+    sessions: Sessions,
+    events: EventBus,
+}
+
+/// Starts the gateway and returns once it accepts connections.
+pub async fn start(config: Config) -> anyhow::Result<Running> {
+    let store = Store::open(&config.data_dir).context("could not open the store")?;
+    let (token, source) = token::resolve(config.api_token.as_deref(), &config.data_dir)
+        .context("could not read or create the API token file")?;
+    announce_token(&token, &source);
+
+    let background_stop = CancellationToken::new();
+    let tasks = TaskTracker::new();
+    let events = EventBus::new();
+    let sim = config.sim_enabled.then(|| {
+        SimNetwork::new(
+            store.clone(),
+            config.sim.clone(),
+            background_stop.clone(),
+            tasks.clone(),
+        )
+    });
+    let mut networks: Vec<Arc<dyn Network>> = Vec::new();
+    if let Some(sim) = &sim {
+        networks.push(Arc::new(sim.clone()));
+    }
+    if !networks.iter().any(|n| n.name() == config.network) {
+        let available: Vec<_> = networks.iter().map(|n| n.name()).collect();
+        anyhow::bail!(
+            "the default network `{}` is not available in this build or configuration (available: {})",
+            config.network,
+            if available.is_empty() {
+                "none".to_owned()
+            } else {
+                available.join(", ")
+            }
+        );
+    }
+    let sessions = Sessions::new(
+        store.clone(),
+        events.clone(),
+        networks,
+        config.network.clone(),
+        background_stop.clone(),
+        tasks.clone(),
+    );
+    let restored = sessions
+        .restore()
+        .await
+        .context("could not restore sessions")?;
+    let state = AppState {
+        send: SendCore::new(sessions.clone(), store.clone()),
+        sessions: sessions.clone(),
+        store,
+        sim,
+        token: Arc::from(token.as_str()),
+    };
+    let app = api::router(state, config.max_body_bytes).layer(TraceLayer::new_for_http());
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("could not listen on {}", config.listen))?;
+    let addr = listener.local_addr()?;
+    let http_stop = CancellationToken::new();
+    let server = tokio::spawn(
+        axum::serve(listener, app)
+            .with_graceful_shutdown(http_stop.clone().cancelled_owned())
+            .into_future(),
+    );
+    tracing::info!(%addr, data_dir = %config.data_dir.display(), sessions = restored, "switchboard listening");
+    Ok(Running {
+        addr,
+        token,
+        http_stop,
+        background_stop,
+        tasks,
+        server,
+        sessions,
+        events,
+    })
+}
+
+fn announce_token(token: &str, source: &TokenSource) {
+    match source {
+        TokenSource::Generated(path) => {
+            // Printed once, on the start that created it; later starts read the file.
+            println!(
+                "Generated an API token and saved it to {} (owner-only).\n  API token: {token}\n  Use it as: Authorization: Bearer {token}",
+                path.display()
+            );
+        }
+        TokenSource::File(path) => {
+            tracing::info!(file = %path.display(), "using the API token from the data directory")
+        }
+        TokenSource::Configured => tracing::info!("using the configured API token"),
+    }
+}
+
+impl Running {
+    /// The address the gateway listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://<addr>`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The API token in use.
+    pub fn api_token(&self) -> &str {
+        &self.token
+    }
+
+    /// The event bus (for embedders and tests that watch events in process).
+    pub fn events(&self) -> &EventBus {
+        &self.events
+    }
+
+    /// Stops accepting connections, lets in-flight requests finish, stops the
+    /// background work, closes every session's connection and the store.
+    pub async fn shutdown(self) -> anyhow::Result<()> {
+        self.http_stop.cancel();
+        let served = self.server.await.context("the HTTP server task failed")?;
+        self.sessions.shutdown().await;
+        self.background_stop.cancel();
+        self.tasks.close();
+        self.tasks.wait().await;
+        drop(self.sessions);
+        tracing::info!("switchboard stopped");
+        served.context("the HTTP server failed")
+    }
+}

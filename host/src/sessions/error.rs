@@ -1,0 +1,38 @@
+//! Why a session operation was refused.
+
+use crate::network::NetworkError;
+use crate::store::StoreError;
+
+/// A refused or failed session operation.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// No session has this id.
+    #[error("no session with id `{0}`")]
+    NotFound(String),
+    /// The id is taken.
+    #[error("a session with id `{0}` already exists")]
+    AlreadyExists(String),
+    /// A request field is invalid.
+    #[error("`{field}` {message}")]
+    Invalid {
+        /// The field.
+        field: &'static str,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// Another session already uses this phone number.
+    #[error("phone {0} is already used by another session")]
+    PhoneTaken(String),
+    /// The session is paused.
+    #[error("session `{0}` is paused; resume it first")]
+    Paused(String),
+    /// The session cannot do this in its current connection state.
+    #[error("{0}")]
+    WrongState(String),
+    /// The network refused or failed.
+    #[error(transparent)]
+    Network(#[from] NetworkError),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}

@@ -1,0 +1,124 @@
+//! Intake: one task per session turns what the network says into session state,
+//! stored records and published envelopes.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::Live;
+use super::message_event::message_data;
+use crate::domain::event::{Envelope, EventName};
+use crate::domain::message::{Direction, MessageRecord};
+use crate::domain::session::SessionStatus;
+use crate::events::EventBus;
+use crate::network::NetworkEvent;
+use crate::store::Store;
+
+/// What the intake task of one session needs.
+pub(super) struct Intake {
+    pub store: Store,
+    pub bus: EventBus,
+    pub live: Arc<Live>,
+}
+
+impl Intake {
+    /// Handles events until the network drops the channel or the gateway stops.
+    pub async fn run(self, mut rx: mpsc::Receiver<NetworkEvent>, cancel: CancellationToken) {
+        loop {
+            tokio::select! {
+                _ = cancel.cancelled() => return,
+                ev = rx.recv() => match ev {
+                    Some(ev) => self.handle(ev),
+                    None => return,
+                },
+            }
+        }
+    }
+
+    fn publish(&self, event: EventName, data: serde_json::Value) {
+        self.bus.publish(Envelope::now(&self.live.id, event, data));
+    }
+
+    fn handle(&self, ev: NetworkEvent) {
+        let id = &self.live.id;
+        match ev {
+            NetworkEvent::Connecting => self.live.update(|s| s.status = SessionStatus::Connecting),
+            NetworkEvent::Qr { code, expires_at } => {
+                self.live.update(|s| {
+                    s.status = SessionStatus::WaitingForQr;
+                    s.qr = Some((code.clone(), expires_at));
+                });
+                self.publish(
+                    EventName::QrCode,
+                    json!({ "code": code, "expires_at": expires_at }),
+                );
+            }
+            NetworkEvent::PairCode { code } => {
+                self.live.update(|s| {
+                    s.status = SessionStatus::WaitingForPairCode;
+                    s.qr = None;
+                });
+                self.publish(EventName::PairCode, json!({ "code": code }));
+            }
+            NetworkEvent::Paired(account) => {
+                tracing::info!(session = %id, phone = %account.phone, "session paired");
+                if let Err(e) = self.store.modify_session(id, |r| r.account = Some(account)) {
+                    tracing::error!(session = %id, error = %e, "could not store the paired account");
+                }
+            }
+            NetworkEvent::LoggedIn => {
+                self.live.update(|s| {
+                    s.status = SessionStatus::LoggedIn;
+                    s.qr = None;
+                    s.last_error = None;
+                });
+                tracing::info!(session = %id, "session logged in");
+                self.publish(EventName::Connected, json!({}));
+            }
+            NetworkEvent::Disconnected { reason } => {
+                self.live.update(|s| {
+                    s.status = SessionStatus::Disconnected;
+                    s.qr = None;
+                });
+                tracing::info!(session = %id, %reason, "session disconnected");
+                self.publish(EventName::Disconnected, json!({ "reason": reason }));
+            }
+            NetworkEvent::LoggedOut { reason } => {
+                if let Err(e) = self.store.modify_session(id, |r| {
+                    r.account = None;
+                    r.want_connected = false;
+                }) {
+                    tracing::error!(session = %id, error = %e, "could not clear the account");
+                }
+                self.live.update(|s| {
+                    s.status = SessionStatus::Disconnected;
+                    s.qr = None;
+                });
+                tracing::info!(session = %id, %reason, "session logged out");
+                self.publish(EventName::LoggedOut, json!({ "reason": reason }));
+            }
+            NetworkEvent::Message(m) => {
+                let data = message_data(&m);
+                let record = MessageRecord {
+                    message_id: m.message_id.clone(),
+                    session_id: id.clone(),
+                    direction: Direction::Inbound,
+                    chat: m.chat.clone(),
+                    sender: Some(m.participant.clone()),
+                    kind: m.message_type.clone(),
+                    body: data.clone(),
+                    timestamp: m.timestamp,
+                };
+                if let Err(e) = self.store.append_message(&record) {
+                    tracing::error!(session = %id, error = %e, "could not store an inbound message");
+                }
+                let mut envelope = Envelope::now(id, EventName::Message, data);
+                envelope.offline = Some(m.offline);
+                self.bus.publish(envelope);
+            }
+            NetworkEvent::Other { event, data } => self.publish(event, data),
+        }
+    }
+}

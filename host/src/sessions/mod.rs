@@ -1,0 +1,472 @@
+//! The session registry: every session's network client and live state, and
+//! the lifecycle operations (create, connect, pair, pause, logout, delete).
+//! Durable facts (the account, pause, the wish to be connected) are in the
+//! store; the connection status is live and starts `disconnected`.
+
+mod error;
+mod intake;
+pub mod message_event;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+pub use error::SessionError;
+
+use crate::domain::jid::Jid;
+use crate::domain::session::{Account, SessionRecord, SessionStatus, validate_session_id};
+use crate::events::EventBus;
+use crate::network::{AttachSpec, EVENT_CHANNEL_CAPACITY, Network, NetworkSession};
+use crate::store::Store;
+use intake::Intake;
+
+/// Live (not stored) state of a session.
+#[derive(Debug, Clone)]
+pub struct LiveState {
+    /// Connection status.
+    pub status: SessionStatus,
+    /// The current QR code and its expiry (Unix seconds) while waiting for a scan.
+    pub qr: Option<(String, i64)>,
+    /// The last network error, cleared on login.
+    pub last_error: Option<String>,
+}
+
+/// A session that is attached to its network.
+pub struct Live {
+    /// The session id.
+    pub id: String,
+    client: Arc<dyn NetworkSession>,
+    state: Mutex<LiveState>,
+}
+
+impl Live {
+    fn update(&self, f: impl FnOnce(&mut LiveState)) {
+        f(&mut self.state.lock().unwrap_or_else(|p| p.into_inner()));
+    }
+
+    /// A copy of the live state.
+    pub fn state(&self) -> LiveState {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+/// A session as the API shows it: the stored record and the live state.
+#[derive(Debug, Clone)]
+pub struct SessionInfo {
+    /// What is stored.
+    pub record: SessionRecord,
+    /// What is live.
+    pub state: LiveState,
+}
+
+/// What a caller asks for when creating a session.
+#[derive(Debug, Clone, Default)]
+pub struct NewSession {
+    /// The id; generated when absent.
+    pub id: Option<String>,
+    /// A label.
+    pub name: Option<String>,
+    /// The network backend; the configured default when absent.
+    pub network: Option<String>,
+    /// Simulated network only: the account's phone number.
+    pub phone: Option<String>,
+}
+
+struct Inner {
+    store: Store,
+    bus: EventBus,
+    networks: HashMap<&'static str, Arc<dyn Network>>,
+    default_network: String,
+    live: RwLock<HashMap<String, Arc<Live>>>,
+    cancel: CancellationToken,
+    tasks: TaskTracker,
+}
+
+/// The registry; cheap to clone.
+#[derive(Clone)]
+pub struct Sessions {
+    inner: Arc<Inner>,
+}
+
+impl Sessions {
+    /// A registry over `networks`; call [`Sessions::restore`] to bring back stored sessions.
+    pub fn new(
+        store: Store,
+        bus: EventBus,
+        networks: Vec<Arc<dyn Network>>,
+        default_network: String,
+        cancel: CancellationToken,
+        tasks: TaskTracker,
+    ) -> Self {
+        let networks = networks.into_iter().map(|n| (n.name(), n)).collect();
+        Self {
+            inner: Arc::new(Inner {
+                store,
+                bus,
+                networks,
+                default_network,
+                live: RwLock::new(HashMap::new()),
+                cancel,
+                tasks,
+            }),
+        }
+    }
+
+    /// Names of the networks sessions can use.
+    pub fn network_names(&self) -> Vec<&'static str> {
+        let mut names: Vec<_> = self.inner.networks.keys().copied().collect();
+        names.sort_unstable();
+        names
+    }
+
+    /// Attaches every stored session and reconnects the ones that were meant to
+    /// be connected. Returns how many sessions were restored.
+    pub async fn restore(&self) -> Result<usize, SessionError> {
+        let records = self.inner.store.list_sessions()?;
+        let count = records.len();
+        for record in records {
+            let reconnect = record.want_connected && !record.paused;
+            let id = record.id.clone();
+            if let Err(e) = self.attach(&record).await {
+                tracing::error!(session = %id, error = %e, "could not restore session");
+                continue;
+            }
+            if reconnect {
+                let this = self.clone();
+                self.inner.tasks.spawn(async move {
+                    if let Err(e) = this.connect_live(&id).await {
+                        tracing::warn!(session = %id, error = %e, "reconnect on start failed");
+                    }
+                });
+            }
+        }
+        Ok(count)
+    }
+
+    async fn attach(&self, record: &SessionRecord) -> Result<Arc<Live>, SessionError> {
+        let network = self.network(&record.network)?;
+        let (tx, rx) = mpsc::channel(EVENT_CHANNEL_CAPACITY);
+        let spec = AttachSpec {
+            session_id: record.id.clone(),
+            account: record.account.clone(),
+            phone_hint: record.phone_hint.clone(),
+            name: record.name.clone(),
+        };
+        let client = network.attach(spec, tx).await?;
+        let live = Arc::new(Live {
+            id: record.id.clone(),
+            client,
+            state: Mutex::new(LiveState {
+                status: SessionStatus::Disconnected,
+                qr: None,
+                last_error: None,
+            }),
+        });
+        let intake = Intake {
+            store: self.inner.store.clone(),
+            bus: self.inner.bus.clone(),
+            live: live.clone(),
+        };
+        self.inner
+            .tasks
+            .spawn(intake.run(rx, self.inner.cancel.clone()));
+        self.live_map().insert(record.id.clone(), live.clone());
+        Ok(live)
+    }
+
+    fn network(&self, name: &str) -> Result<Arc<dyn Network>, SessionError> {
+        self.inner
+            .networks
+            .get(name)
+            .cloned()
+            .ok_or_else(|| SessionError::Invalid {
+                field: "network",
+                message: format!(
+                    "names an unknown network `{name}`; available: {}",
+                    self.network_names().join(", ")
+                ),
+            })
+    }
+
+    fn live_map(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<String, Arc<Live>>> {
+        self.inner.live.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn live(&self, id: &str) -> Result<Arc<Live>, SessionError> {
+        let map = self.inner.live.read().unwrap_or_else(|p| p.into_inner());
+        map.get(id)
+            .cloned()
+            .ok_or_else(|| SessionError::NotFound(id.to_owned()))
+    }
+
+    fn record(&self, id: &str) -> Result<SessionRecord, SessionError> {
+        self.inner
+            .store
+            .get_session(id)?
+            .ok_or_else(|| SessionError::NotFound(id.to_owned()))
+    }
+
+    fn modify(
+        &self,
+        id: &str,
+        f: impl FnOnce(&mut SessionRecord),
+    ) -> Result<SessionRecord, SessionError> {
+        self.inner
+            .store
+            .modify_session(id, f)?
+            .ok_or_else(|| SessionError::NotFound(id.to_owned()))
+    }
+
+    /// Creates and attaches a session (disconnected, unpaired).
+    pub async fn create(&self, new: NewSession) -> Result<SessionInfo, SessionError> {
+        let id = new.id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        validate_session_id(&id).map_err(|m| SessionError::Invalid {
+            field: "id",
+            message: m.into(),
+        })?;
+        let network = new
+            .network
+            .unwrap_or_else(|| self.inner.default_network.clone());
+        self.network(&network)?;
+        let phone = match new.phone {
+            None => None,
+            Some(_) if network != "sim" => {
+                return Err(SessionError::Invalid {
+                    field: "phone",
+                    message: "is only for sessions on the sim network; a real account's number is known once it is paired".into(),
+                });
+            }
+            Some(p) => Some(
+                Jid::user(&p)
+                    .map_err(|e| SessionError::Invalid {
+                        field: "phone",
+                        message: format!("is not a phone number: {e}"),
+                    })?
+                    .user_part()
+                    .to_owned(),
+            ),
+        };
+        if let Some(p) = &phone {
+            let records = self.inner.store.list_sessions()?;
+            let used = |r: &SessionRecord| {
+                r.phone_hint.as_deref() == Some(p)
+                    || r.account.as_ref().is_some_and(|a| &a.phone == p)
+            };
+            if records.iter().any(used) {
+                return Err(SessionError::PhoneTaken(p.clone()));
+            }
+        }
+        let record = SessionRecord::new(id.clone(), new.name, network, phone);
+        if !self.inner.store.insert_session(&record)? {
+            return Err(SessionError::AlreadyExists(id));
+        }
+        match self.attach(&record).await {
+            Ok(live) => {
+                tracing::info!(session = %id, network = %record.network, "session created");
+                Ok(SessionInfo {
+                    record,
+                    state: live.state(),
+                })
+            }
+            Err(e) => {
+                self.inner.store.delete_session(&id)?;
+                Err(e)
+            }
+        }
+    }
+
+    /// One session.
+    pub fn get(&self, id: &str) -> Result<SessionInfo, SessionError> {
+        let live = self.live(id)?;
+        Ok(SessionInfo {
+            record: self.record(id)?,
+            state: live.state(),
+        })
+    }
+
+    /// Every session, ordered by id.
+    pub fn list(&self) -> Result<Vec<SessionInfo>, SessionError> {
+        let records = self.inner.store.list_sessions()?;
+        let map = self.inner.live.read().unwrap_or_else(|p| p.into_inner());
+        Ok(records
+            .into_iter()
+            .filter_map(|record| {
+                let state = map.get(&record.id)?.state();
+                Some(SessionInfo { record, state })
+            })
+            .collect())
+    }
+
+    /// Deletes a session and everything stored for it.
+    pub async fn delete(&self, id: &str) -> Result<(), SessionError> {
+        let live = self
+            .live_map()
+            .remove(id)
+            .ok_or_else(|| SessionError::NotFound(id.to_owned()))?;
+        if let Err(e) = live.client.disconnect().await {
+            tracing::debug!(session = %id, error = %e, "disconnect before delete failed");
+        }
+        let record = self.inner.store.get_session(id)?;
+        if let Some(network) =
+            record.and_then(|r| self.inner.networks.get(r.network.as_str()).cloned())
+        {
+            network.forget(id).await;
+        }
+        self.inner.store.delete_session(id)?;
+        tracing::info!(session = %id, "session deleted");
+        Ok(())
+    }
+
+    /// Connects (and remembers to reconnect after a restart).
+    pub async fn connect(&self, id: &str) -> Result<SessionInfo, SessionError> {
+        self.live(id)?;
+        let record = self.record(id)?;
+        if record.paused {
+            return Err(SessionError::Paused(id.to_owned()));
+        }
+        self.modify(id, |r| r.want_connected = true)?;
+        self.connect_live(id).await?;
+        self.get(id)
+    }
+
+    async fn connect_live(&self, id: &str) -> Result<(), SessionError> {
+        let live = self.live(id)?;
+        live.update(|s| {
+            if s.status == SessionStatus::Disconnected {
+                s.status = SessionStatus::Connecting;
+            }
+        });
+        if let Err(e) = live.client.connect().await {
+            live.update(|s| {
+                s.status = SessionStatus::Disconnected;
+                s.last_error = Some(e.to_string());
+            });
+            return Err(e.into());
+        }
+        Ok(())
+    }
+
+    /// Disconnects and keeps the credentials.
+    pub async fn disconnect(&self, id: &str) -> Result<SessionInfo, SessionError> {
+        let live = self.live(id)?;
+        self.modify(id, |r| r.want_connected = false)?;
+        live.client.disconnect().await?;
+        live.update(|s| s.status = SessionStatus::Disconnected);
+        self.get(id)
+    }
+
+    /// Unlinks the account; the next connect shows a QR code again.
+    pub async fn logout(&self, id: &str) -> Result<SessionInfo, SessionError> {
+        let live = self.live(id)?;
+        live.client.logout().await?;
+        self.modify(id, |r| {
+            r.account = None;
+            r.want_connected = false;
+        })?;
+        live.update(|s| s.status = SessionStatus::Disconnected);
+        self.get(id)
+    }
+
+    /// Takes the session deliberately offline; it stays paused across restarts.
+    pub async fn pause(&self, id: &str) -> Result<(), SessionError> {
+        let live = self.live(id)?;
+        self.modify(id, |r| r.paused = true)?;
+        live.client.disconnect().await?;
+        live.update(|s| s.status = SessionStatus::Disconnected);
+        tracing::info!(session = %id, "session paused");
+        Ok(())
+    }
+
+    /// Ends a pause and reconnects when the session was meant to be connected.
+    pub async fn resume(&self, id: &str) -> Result<(), SessionError> {
+        self.live(id)?;
+        let record = self.modify(id, |r| r.paused = false)?;
+        tracing::info!(session = %id, "session resumed");
+        if record.want_connected {
+            self.connect_live(id).await?;
+        }
+        Ok(())
+    }
+
+    /// Asks for a pair code for `phone`, connecting first when needed.
+    pub async fn pair(&self, id: &str, phone: &str) -> Result<String, SessionError> {
+        let digits = Jid::user(phone)
+            .map_err(|e| SessionError::Invalid {
+                field: "phone_number",
+                message: format!("is not a phone number: {e}"),
+            })?
+            .user_part()
+            .to_owned();
+        let record = self.record(id)?;
+        if record.account.is_some() {
+            return Err(SessionError::WrongState(format!(
+                "session `{id}` is already paired; log it out to pair another account"
+            )));
+        }
+        let taken = self.inner.store.list_sessions()?.into_iter().any(|r| {
+            r.id != id
+                && (r.phone_hint.as_deref() == Some(&digits)
+                    || r.account.as_ref().is_some_and(|a| a.phone == digits))
+        });
+        if taken {
+            return Err(SessionError::PhoneTaken(digits));
+        }
+        if self.live(id)?.state().status == SessionStatus::Disconnected {
+            self.connect(id).await?;
+        }
+        Ok(self.live(id)?.client.request_pair_code(&digits).await?)
+    }
+
+    /// The current QR code and its expiry.
+    pub fn qr(&self, id: &str) -> Result<(String, i64), SessionError> {
+        let state = self.live(id)?.state();
+        state.qr.ok_or_else(|| {
+            SessionError::WrongState(match state.status {
+                SessionStatus::LoggedIn | SessionStatus::Connected => {
+                    format!("session `{id}` is already paired; no QR code is shown")
+                }
+                SessionStatus::WaitingForPairCode => {
+                    format!("session `{id}` is pairing by code; no QR code is shown")
+                }
+                _ => format!("session `{id}` shows no QR code; connect it first"),
+            })
+        })
+    }
+
+    /// The client and account of a session that can send now.
+    pub fn sender(
+        &self,
+        id: &str,
+    ) -> Result<(Arc<dyn NetworkSession>, Option<Account>), SessionError> {
+        let live = self.live(id)?;
+        let record = self.record(id)?;
+        if record.paused {
+            return Err(SessionError::Paused(id.to_owned()));
+        }
+        let status = live.state().status;
+        if status != SessionStatus::LoggedIn {
+            return Err(SessionError::WrongState(format!(
+                "session `{id}` is {}; it can send once it is logged_in",
+                status.as_str()
+            )));
+        }
+        Ok((live.client.clone(), record.account))
+    }
+
+    /// Whether a session exists.
+    pub fn exists(&self, id: &str) -> bool {
+        self.live(id).is_ok()
+    }
+
+    /// Closes every connection (the stored wish to be connected is kept, so
+    /// the next start reconnects them).
+    pub async fn shutdown(&self) {
+        let lives: Vec<Arc<Live>> = self.live_map().drain().map(|(_, l)| l).collect();
+        for live in lives {
+            let _ = live.client.disconnect().await;
+        }
+    }
+}

@@ -1,0 +1,247 @@
+//! The one redb database of the gateway (`switchboard.redb` in the data
+//! directory). Every write is one transaction: a crash leaves either the whole
+//! change or none of it.
+
+mod messages;
+mod sessions;
+mod sim;
+pub mod tables;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use redb::{Database, ReadTransaction, ReadableDatabase, ReadableTable, WriteTransaction};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+pub use sim::{OutboxEntry, SimUser};
+use tables::{META, SCHEMA_VERSION_KEY};
+
+/// The schema version this build writes. A file created by a newer build is
+/// refused at open; an older one is migrated (none exist yet).
+pub const SCHEMA_VERSION: u64 = 1;
+
+/// The database file name inside the data directory.
+pub const DB_FILE: &str = "switchboard.redb";
+
+/// A store failure. Handlers turn these into opaque 500s after logging them.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database file was written by a newer Switchboard.
+    #[error(
+        "the database {path} has schema version {found}, newer than {supported} which this build supports; run a newer Switchboard or point --data-dir elsewhere"
+    )]
+    NewerSchema {
+        /// The file.
+        path: PathBuf,
+        /// Its schema version.
+        found: u64,
+        /// The version this build writes.
+        supported: u64,
+    },
+    /// Another process (or another server in this process) has the file open.
+    #[error("the database {0} is already open by another Switchboard process")]
+    AlreadyOpen(PathBuf),
+    /// redb reported an error.
+    #[error("database error: {0}")]
+    Redb(#[from] redb::Error),
+    /// A stored document could not be (de)serialised.
+    #[error("stored record is corrupt: {0}")]
+    Corrupt(#[from] serde_json::Error),
+}
+
+macro_rules! from_redb {
+    ($($t:ty),*) => {$(
+        impl From<$t> for StoreError {
+            fn from(e: $t) -> Self { StoreError::Redb(e.into()) }
+        }
+    )*};
+}
+from_redb!(
+    redb::TransactionError,
+    redb::TableError,
+    redb::StorageError,
+    redb::CommitError
+);
+
+/// Shorthand for store results.
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// A handle to the database; cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    db: Arc<Database>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    /// Opens (or creates) the database in `data_dir`, creating the directory,
+    /// every table and the schema version on first use.
+    pub fn open(data_dir: &Path) -> StoreResult<Store> {
+        std::fs::create_dir_all(data_dir).map_err(|e| StoreError::Redb(e.into()))?;
+        let path = data_dir.join(DB_FILE);
+        let db = Database::create(&path).map_err(|e| match e {
+            redb::DatabaseError::DatabaseAlreadyOpen => StoreError::AlreadyOpen(path.clone()),
+            other => StoreError::Redb(other.into()),
+        })?;
+        let store = Store { db: Arc::new(db) };
+        store.init_schema(&path)?;
+        Ok(store)
+    }
+
+    fn init_schema(&self, path: &Path) -> StoreResult<()> {
+        let tx = self.db.begin_write()?;
+        {
+            let mut meta = tx.open_table(META)?;
+            let found = meta.get(SCHEMA_VERSION_KEY)?.map(|v| v.value());
+            match found {
+                Some(v) if v > SCHEMA_VERSION => {
+                    return Err(StoreError::NewerSchema {
+                        path: path.to_owned(),
+                        found: v,
+                        supported: SCHEMA_VERSION,
+                    });
+                }
+                Some(_) => {}
+                None => {
+                    meta.insert(SCHEMA_VERSION_KEY, SCHEMA_VERSION)?;
+                }
+            }
+            // Create every table up front so read transactions never meet a missing one.
+            tx.open_table(tables::SESSIONS)?;
+            tx.open_table(tables::MESSAGES)?;
+            tx.open_table(tables::SIM_USERS)?;
+            tx.open_table(tables::SIM_OUTBOX)?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The schema version recorded in the file.
+    pub fn schema_version(&self) -> StoreResult<u64> {
+        let tx = self.db.begin_read()?;
+        let meta = tx.open_table(META)?;
+        Ok(meta
+            .get(SCHEMA_VERSION_KEY)?
+            .map(|v| v.value())
+            .unwrap_or(0))
+    }
+
+    /// Runs `f` in a write transaction and commits it; nothing is written if `f` fails.
+    pub(crate) fn write<T>(
+        &self,
+        f: impl FnOnce(&WriteTransaction) -> StoreResult<T>,
+    ) -> StoreResult<T> {
+        let tx = self.db.begin_write()?;
+        let out = f(&tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    /// Runs `f` in a read transaction.
+    pub(crate) fn read<T>(
+        &self,
+        f: impl FnOnce(&ReadTransaction) -> StoreResult<T>,
+    ) -> StoreResult<T> {
+        let tx = self.db.begin_read()?;
+        f(&tx)
+    }
+}
+
+/// Serialises a record for storage.
+pub(crate) fn encode<T: Serialize>(value: &T) -> StoreResult<Vec<u8>> {
+    Ok(serde_json::to_vec(value)?)
+}
+
+/// Deserialises a stored record.
+pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> StoreResult<T> {
+    Ok(serde_json::from_slice(bytes)?)
+}
+
+/// Takes the next value of a `META` sequence counter inside `tx`.
+pub(crate) fn next_seq(tx: &WriteTransaction, key: &str) -> StoreResult<u64> {
+    let mut meta = tx.open_table(META)?;
+    let next = meta.get(key)?.map(|v| v.value()).unwrap_or(0) + 1;
+    meta.insert(key, next)?;
+    Ok(next)
+}
+
+/// Removes every row of a `(session id, seq)` keyed table that belongs to `session_id`.
+pub(crate) fn delete_session_range(
+    tx: &WriteTransaction,
+    table: redb::TableDefinition<(&str, u64), &[u8]>,
+    session_id: &str,
+) -> StoreResult<()> {
+    let mut t = tx.open_table(table)?;
+    t.retain_in((session_id, 0u64)..=(session_id, u64::MAX), |_, _| false)?;
+    Ok(())
+}
+
+/// Reads one page of a `(session id, seq)` keyed table, newest first.
+pub(crate) fn page_newest_first<T: DeserializeOwned>(
+    tx: &ReadTransaction,
+    table: redb::TableDefinition<(&str, u64), &[u8]>,
+    session_id: &str,
+    offset: usize,
+    limit: usize,
+) -> StoreResult<Vec<T>> {
+    let t = tx.open_table(table)?;
+    let mut out = Vec::with_capacity(limit.min(1024));
+    for row in t
+        .range((session_id, 0u64)..=(session_id, u64::MAX))?
+        .rev()
+        .skip(offset)
+        .take(limit)
+    {
+        let (_, v) = row?;
+        out.push(decode(v.value())?);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fresh_store_records_the_current_schema_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn a_store_written_by_a_newer_version_is_refused_and_left_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = Store::open(dir.path()).unwrap();
+            store
+                .write(|tx| {
+                    tx.open_table(META)?
+                        .insert(SCHEMA_VERSION_KEY, SCHEMA_VERSION + 1)?;
+                    Ok(())
+                })
+                .unwrap();
+        }
+        let err = Store::open(dir.path()).unwrap_err();
+        assert!(
+            matches!(err, StoreError::NewerSchema { found, .. } if found == SCHEMA_VERSION + 1)
+        );
+        assert!(err.to_string().contains("newer"));
+    }
+
+    #[test]
+    fn a_second_open_of_the_same_directory_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let _first = Store::open(dir.path()).unwrap();
+        assert!(matches!(
+            Store::open(dir.path()),
+            Err(StoreError::AlreadyOpen(_))
+        ));
+    }
+}

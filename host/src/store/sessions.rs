@@ -1,0 +1,149 @@
+//! Session records, and the cascade that removes everything of a session.
+
+use redb::ReadableTable;
+
+use super::tables::{MESSAGES, SESSIONS, SIM_OUTBOX};
+use super::{Store, StoreResult, decode, delete_session_range, encode};
+use crate::domain::session::SessionRecord;
+
+impl Store {
+    /// Inserts a new session; returns `false` (and writes nothing) if the id is taken.
+    pub fn insert_session(&self, record: &SessionRecord) -> StoreResult<bool> {
+        let bytes = encode(record)?;
+        self.write(|tx| {
+            let mut t = tx.open_table(SESSIONS)?;
+            if t.get(record.id.as_str())?.is_some() {
+                return Ok(false);
+            }
+            t.insert(record.id.as_str(), bytes.as_slice())?;
+            Ok(true)
+        })
+    }
+
+    /// Replaces a session record (it must exist; a deleted session is not revived).
+    pub fn update_session(&self, record: &SessionRecord) -> StoreResult<bool> {
+        let bytes = encode(record)?;
+        self.write(|tx| {
+            let mut t = tx.open_table(SESSIONS)?;
+            if t.get(record.id.as_str())?.is_none() {
+                return Ok(false);
+            }
+            t.insert(record.id.as_str(), bytes.as_slice())?;
+            Ok(true)
+        })
+    }
+
+    /// One session record.
+    pub fn get_session(&self, id: &str) -> StoreResult<Option<SessionRecord>> {
+        self.read(|tx| {
+            let t = tx.open_table(SESSIONS)?;
+            t.get(id)?.map(|v| decode(v.value())).transpose()
+        })
+    }
+
+    /// Every session record, ordered by id.
+    pub fn list_sessions(&self) -> StoreResult<Vec<SessionRecord>> {
+        self.read(|tx| {
+            let t = tx.open_table(SESSIONS)?;
+            let mut out = Vec::new();
+            for row in t.iter()? {
+                let (_, v) = row?;
+                out.push(decode(v.value())?);
+            }
+            Ok(out)
+        })
+    }
+
+    /// Deletes a session and everything stored for it, in one transaction.
+    /// Returns `false` when there was no such session.
+    pub fn delete_session(&self, id: &str) -> StoreResult<bool> {
+        self.write(|tx| {
+            let existed = tx.open_table(SESSIONS)?.remove(id)?.is_some();
+            if existed {
+                delete_session_range(tx, MESSAGES, id)?;
+                delete_session_range(tx, SIM_OUTBOX, id)?;
+            }
+            Ok(existed)
+        })
+    }
+}
+
+impl Store {
+    /// Reads, changes and writes back one session record in a single
+    /// transaction; `None` when there is no such session.
+    pub fn modify_session(
+        &self,
+        id: &str,
+        f: impl FnOnce(&mut SessionRecord),
+    ) -> StoreResult<Option<SessionRecord>> {
+        self.write(|tx| {
+            let mut t = tx.open_table(SESSIONS)?;
+            let Some(mut record): Option<SessionRecord> =
+                t.get(id)?.map(|v| decode(v.value())).transpose()?
+            else {
+                return Ok(None);
+            };
+            f(&mut record);
+            t.insert(id, encode(&record)?.as_slice())?;
+            Ok(Some(record))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::domain::message::{Direction, MessageRecord};
+    use crate::domain::session::SessionRecord;
+    use crate::store::Store;
+
+    fn record(id: &str) -> SessionRecord {
+        SessionRecord::new(id.into(), None, "sim".into(), None)
+    }
+
+    fn message(session: &str, id: &str) -> MessageRecord {
+        MessageRecord {
+            message_id: id.into(),
+            session_id: session.into(),
+            direction: Direction::Outbound,
+            chat: "123456@s.whatsapp.net".into(),
+            sender: None,
+            kind: "text".into(),
+            body: serde_json::json!({"text": "hi"}),
+            timestamp: 1,
+        }
+    }
+
+    #[test]
+    fn a_duplicate_session_id_is_not_inserted_twice() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        assert!(store.insert_session(&record("a")).unwrap());
+        assert!(!store.insert_session(&record("a")).unwrap());
+        assert_eq!(store.list_sessions().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn deleting_a_session_removes_its_messages_but_not_another_sessions() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        store.insert_session(&record("a")).unwrap();
+        store.insert_session(&record("ab")).unwrap();
+        store.append_message(&message("a", "m1")).unwrap();
+        store.append_message(&message("ab", "m2")).unwrap();
+        assert!(store.delete_session("a").unwrap());
+        assert!(store.list_messages("a", 0, 10).unwrap().is_empty());
+        assert_eq!(store.list_messages("ab", 0, 10).unwrap().len(), 1);
+        assert!(!store.delete_session("a").unwrap());
+    }
+
+    #[test]
+    fn updating_a_deleted_session_does_not_revive_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let r = record("a");
+        store.insert_session(&r).unwrap();
+        store.delete_session("a").unwrap();
+        assert!(!store.update_session(&r).unwrap());
+        assert!(store.get_session("a").unwrap().is_none());
+    }
+}

@@ -1,0 +1,98 @@
+//! The simulated network's own durable state: outside users and the outbox
+//! (what the network received from each session). Kept in the same database so
+//! a restart of the gateway is not a reset of the simulated world.
+
+use redb::ReadableTable;
+use serde::{Deserialize, Serialize};
+
+use super::tables::{OUTBOX_SEQ_KEY, SIM_OUTBOX, SIM_USERS};
+use super::{Store, StoreResult, decode, encode, next_seq, page_newest_first};
+
+/// A user of the simulated network who is not a session of this gateway.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SimUser {
+    /// Digits of the phone number.
+    pub phone: String,
+    /// The user JID.
+    pub jid: String,
+    /// The name the user shows to others.
+    pub push_name: Option<String>,
+    /// A verified business name, for business accounts.
+    pub business_name: Option<String>,
+    /// The user's alternate identifier JID (`<id>@lid`).
+    pub lid: Option<String>,
+    /// The user's about text.
+    pub about: Option<String>,
+    /// The user's profile picture URL.
+    pub picture_url: Option<String>,
+    /// Unix seconds of registration.
+    pub registered_at: i64,
+}
+
+/// One message as the simulated network received it from a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutboxEntry {
+    /// The recipient JID.
+    pub to: String,
+    /// The send kind.
+    pub kind: String,
+    /// The body as delivered (without `to`).
+    pub body: serde_json::Value,
+    /// The message id the network assigned.
+    pub message_id: String,
+    /// Unix seconds of receipt.
+    pub timestamp: i64,
+}
+
+impl Store {
+    /// Registers or replaces an outside user of the simulated network.
+    pub fn put_sim_user(&self, user: &SimUser) -> StoreResult<()> {
+        let bytes = encode(user)?;
+        self.write(|tx| {
+            tx.open_table(SIM_USERS)?
+                .insert(user.phone.as_str(), bytes.as_slice())?;
+            Ok(())
+        })
+    }
+
+    /// One outside user by phone digits.
+    pub fn get_sim_user(&self, phone: &str) -> StoreResult<Option<SimUser>> {
+        self.read(|tx| {
+            let t = tx.open_table(SIM_USERS)?;
+            t.get(phone)?.map(|v| decode(v.value())).transpose()
+        })
+    }
+
+    /// Every outside user, ordered by phone.
+    pub fn list_sim_users(&self) -> StoreResult<Vec<SimUser>> {
+        self.read(|tx| {
+            let t = tx.open_table(SIM_USERS)?;
+            let mut out = Vec::new();
+            for row in t.iter()? {
+                out.push(decode(row?.1.value())?);
+            }
+            Ok(out)
+        })
+    }
+
+    /// Appends to a session's outbox.
+    pub fn append_outbox(&self, session_id: &str, entry: &OutboxEntry) -> StoreResult<()> {
+        let bytes = encode(entry)?;
+        self.write(|tx| {
+            let seq = next_seq(tx, OUTBOX_SEQ_KEY)?;
+            tx.open_table(SIM_OUTBOX)?
+                .insert((session_id, seq), bytes.as_slice())?;
+            Ok(())
+        })
+    }
+
+    /// A session's outbox in the order the network received it (oldest first).
+    pub fn list_outbox(&self, session_id: &str) -> StoreResult<Vec<OutboxEntry>> {
+        self.read(|tx| {
+            let mut page: Vec<OutboxEntry> =
+                page_newest_first(tx, SIM_OUTBOX, session_id, 0, usize::MAX)?;
+            page.reverse();
+            Ok(page)
+        })
+    }
+}

@@ -1,0 +1,31 @@
+//! Every redb table of the gateway, in one place. Values are JSON documents;
+//! the table name carries a version so a schema change adds a table instead of
+//! reinterpreting old bytes.
+
+use redb::TableDefinition;
+
+/// Store-wide metadata: `schema_version`, sequence counters.
+pub const META: TableDefinition<&str, u64> = TableDefinition::new("meta_v1");
+
+/// Session records by session id.
+pub const SESSIONS: TableDefinition<&str, &[u8]> = TableDefinition::new("sessions_v1");
+
+/// Message records by (session id, sequence number); the sequence grows with
+/// every record, so a reverse range scan lists a session's messages newest first.
+pub const MESSAGES: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("messages_v1");
+
+/// Simulated network: outside users by phone digits.
+pub const SIM_USERS: TableDefinition<&str, &[u8]> = TableDefinition::new("sim_users_v1");
+
+/// Simulated network: what the network received from each session, by
+/// (session id, sequence number).
+pub const SIM_OUTBOX: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("sim_outbox_v1");
+
+/// `META` key of the schema version the file was created with.
+pub const SCHEMA_VERSION_KEY: &str = "schema_version";
+
+/// `META` key of the next message sequence number.
+pub const MESSAGE_SEQ_KEY: &str = "message_seq";
+
+/// `META` key of the next sim outbox sequence number.
+pub const OUTBOX_SEQ_KEY: &str = "sim_outbox_seq";
