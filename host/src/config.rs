@@ -43,8 +43,9 @@ impl Config {
     }
 }
 
-/// Default request body limit: 64 MiB, room for a base64 video.
-pub const DEFAULT_MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
+/// Default request body limit: 144 MiB, room for the largest media (a 100 MiB
+/// document) as base64 inside JSON.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 144 * 1024 * 1024;
 
 /// How logs are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

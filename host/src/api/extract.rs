@@ -60,9 +60,20 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
                 format!("the body does not fit this endpoint: {inner}"),
             )
         } else {
-            ApiError::invalid_field(&path, format!("is invalid: {inner}"))
+            ApiError::invalid_field(
+                &path,
+                format!("is invalid: {}", without_position(&inner.to_string())),
+            )
         }
     })
+}
+
+/// Drops serde_json's trailing ` at line N column M`: the field path says where.
+fn without_position(message: &str) -> &str {
+    match message.rfind(" at line ") {
+        Some(i) if message[i..].contains(" column ") => &message[..i],
+        _ => message,
+    }
 }
 
 fn unsupported_media_type() -> ApiError {

@@ -8,5 +8,6 @@ mod send_basic;
 mod send_check;
 mod send_interactive;
 mod send_media;
+mod send_text;
 pub mod session;
 pub mod time;

@@ -17,9 +17,10 @@
 //!   empty after trimming is treated as absent. Ids, URLs and MIME types are
 //!   stored trimmed; phone numbers and JIDs are stored normalised.
 //!
-//! The kinds' bodies live in the sibling modules `send_basic` (text, location,
-//! contact, poll, reaction), `send_media` (image, video, audio, document) and
-//! `send_interactive` (cta-url, buttons, list), and are re-exported here.
+//! The kinds' bodies live in the sibling modules `send_text` (text,
+//! reaction), `send_basic` (location, contact, poll), `send_media` (image,
+//! video, audio, document) and `send_interactive` (cta-url, buttons, list),
+//! and are re-exported here; `send_check` holds the shared checks.
 
 use std::fmt;
 
@@ -29,15 +30,14 @@ use serde_json::Value;
 
 use super::jid::Jid;
 use super::send_check::json_type;
-use super::{send_basic, send_interactive, send_media};
+use super::{send_basic, send_interactive, send_media, send_text};
 
-pub use super::send_basic::{
-    ContactBody, ContactCard, LocationBody, PollBody, ReactionBody, TextBody,
-};
+pub use super::send_basic::{ContactBody, ContactCard, LocationBody, PollBody};
 pub use super::send_interactive::{
     Button, ButtonsBody, CtaUrlBody, ListBody, ListRow, ListSection,
 };
 pub use super::send_media::{AudioBody, DocumentBody, MediaBody, MediaSource};
+pub use super::send_text::{ReactionBody, TextBody};
 
 /// Longest URL accepted anywhere in a send body, in characters.
 pub const MAX_URL_CHARS: usize = 2048;
@@ -186,7 +186,7 @@ impl SendRequest {
         };
         let body = Value::Object(object);
         let content = match kind {
-            SendKind::Text => OutboundContent::Text(send_basic::text(body)?),
+            SendKind::Text => OutboundContent::Text(send_text::text(body)?),
             SendKind::Image => OutboundContent::Image(send_media::image(body)?),
             SendKind::Video => OutboundContent::Video(send_media::video(body)?),
             SendKind::Audio => OutboundContent::Audio(send_media::audio(body)?),
@@ -194,7 +194,7 @@ impl SendRequest {
             SendKind::Location => OutboundContent::Location(send_basic::location(body)?),
             SendKind::Contact => OutboundContent::Contact(send_basic::contact(body)?),
             SendKind::Poll => OutboundContent::Poll(send_basic::poll(body)?),
-            SendKind::Reaction => OutboundContent::Reaction(send_basic::reaction(body, &to)?),
+            SendKind::Reaction => OutboundContent::Reaction(send_text::reaction(body, &to)?),
             SendKind::CtaUrl => OutboundContent::CtaUrl(send_interactive::cta_url(body)?),
             SendKind::Buttons => OutboundContent::Buttons(send_interactive::buttons(body)?),
             SendKind::List => OutboundContent::List(send_interactive::list(body)?),
@@ -222,7 +222,7 @@ impl Serialize for SendRequest {
 /// The validated content of a message, one variant per [`SendKind`].
 ///
 /// Serializes as the inner body alone (no `to`, no kind tag); media given as
-/// `data` serializes as `{"bytes": <decoded length>}`, never the bytes.
+/// `data` serializes as `"data": {"bytes": <decoded length>}`, never the bytes.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum OutboundContent {

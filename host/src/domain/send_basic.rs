@@ -1,4 +1,4 @@
-//! Bodies of the plain send kinds: text, location, contact, poll and reaction.
+//! Bodies of the plain send kinds: location, contact and poll.
 //!
 //! Each `fn <kind>` takes the request body (an object still holding `to`,
 //! without `send_at`) and returns the validated body or the first
@@ -6,21 +6,14 @@
 
 use std::collections::HashMap;
 
-use serde::Deserialize;
-use serde::Serialize;
 use serde::de::IgnoredAny;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::jid::{Jid, JidKind};
+use super::jid::Jid;
 use super::send::FieldError;
 use super::send_check::{at, count, decode, http_url, id, join, optional_text, required_text};
 
-/// Longest `text` of a text message, in characters.
-pub const MAX_TEXT_CHARS: usize = 65_536;
-/// Most `mentions` in a text message.
-pub const MAX_MENTIONS: usize = 1024;
-/// Longest message id (`quoted_message_id`, a reaction's `message_id`).
-pub const MAX_MESSAGE_ID_CHARS: usize = 256;
 /// Longest location `name` or `address`, in characters.
 pub const MAX_LOCATION_TEXT_CHARS: usize = 1024;
 /// Most cards in a contact message.
@@ -35,65 +28,6 @@ pub const MAX_POLL_QUESTION_CHARS: usize = 255;
 pub const POLL_OPTIONS: (usize, usize) = (2, 12);
 /// Longest poll option, in characters.
 pub const MAX_POLL_OPTION_CHARS: usize = 100;
-/// Longest non-empty reaction `emoji`, in characters (a ZWJ family is up to 11).
-pub const MAX_EMOJI_CHARS: usize = 16;
-
-/// A text message.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TextBody {
-    /// The text, as given; non-empty after trimming, at most 65,536 characters.
-    pub text: String,
-    /// Id of the message this one replies to (trimmed, at most 256 characters).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub quoted_message_id: Option<String>,
-    /// Users mentioned (user or LID JIDs, at most 1024); empty when none.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub mentions: Vec<Jid>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TextWire {
-    #[serde(rename = "to")]
-    _to: IgnoredAny,
-    text: String,
-    quoted_message_id: Option<String>,
-    mentions: Option<Vec<String>>,
-}
-
-/// Validates a `text` body.
-pub(super) fn text(body: Value) -> Result<TextBody, FieldError> {
-    let wire: TextWire = decode(body)?;
-    let text = required_text("text", wire.text, MAX_TEXT_CHARS)?;
-    let quoted_message_id = match wire.quoted_message_id {
-        Some(q) => Some(id("quoted_message_id", &q, MAX_MESSAGE_ID_CHARS)?),
-        None => None,
-    };
-    let mentions = wire.mentions.unwrap_or_default();
-    count("mentions", mentions.len(), 0, MAX_MENTIONS)?;
-    let mentions = mentions
-        .iter()
-        .enumerate()
-        .map(|(i, m)| person(&at("mentions", i), m))
-        .collect::<Result<_, _>>()?;
-    Ok(TextBody {
-        text,
-        quoted_message_id,
-        mentions,
-    })
-}
-
-/// A person's JID: a user JID, phone number or LID; not a group or broadcast.
-fn person(field: &str, value: &str) -> Result<Jid, FieldError> {
-    let jid = Jid::parse_recipient(value).map_err(|e| FieldError::new(field, e.to_string()))?;
-    match jid.kind() {
-        JidKind::User | JidKind::Lid => Ok(jid),
-        JidKind::Group | JidKind::Broadcast => Err(FieldError::new(
-            field,
-            "must be a user JID, LID or phone number, not a group or broadcast",
-        )),
-    }
-}
 
 /// A point on the map.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -277,7 +211,10 @@ pub(super) fn poll(body: Value) -> Result<PollBody, FieldError> {
         let field = at("options", i);
         required_text(&field, option.clone(), MAX_POLL_OPTION_CHARS)?;
         if let Some(first) = seen.insert(option.trim(), i) {
-            return Err(FieldError::new(field, format!("repeats options[{first}]")));
+            return Err(FieldError::new(
+                field,
+                format!("repeats `options[{first}]`"),
+            ));
         }
     }
     let selectable_count = wire.selectable_count.unwrap_or(1);
@@ -297,79 +234,82 @@ pub(super) fn poll(body: Value) -> Result<PollBody, FieldError> {
     })
 }
 
-/// An emoji reaction to an earlier message, or the removal of ours.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ReactionBody {
-    /// Id of the message reacted to (trimmed, at most 256 characters).
-    pub message_id: String,
-    /// The emoji (at most 16 characters, not only whitespace); `""` removes
-    /// our earlier reaction. Not checked to be an emoji.
-    pub emoji: String,
-    /// Whether the message reacted to was sent by us; default false.
-    pub from_me: bool,
-    /// Author of the message reacted to, in a group (user JID or LID). Only
-    /// allowed when `to` is a group; recommended there when `from_me` is false.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub participant: Option<Jid>,
-}
-
-impl ReactionBody {
-    /// Whether this removes our reaction instead of setting one.
-    pub fn is_removal(&self) -> bool {
-        self.emoji.is_empty()
-    }
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ReactionWire {
-    #[serde(rename = "to")]
-    _to: IgnoredAny,
-    message_id: String,
-    emoji: String,
-    from_me: Option<bool>,
-    participant: Option<String>,
-}
-
-/// Validates a `reaction` body sent to `to`.
-pub(super) fn reaction(body: Value, to: &Jid) -> Result<ReactionBody, FieldError> {
-    let wire: ReactionWire = decode(body)?;
-    let message_id = id("message_id", &wire.message_id, MAX_MESSAGE_ID_CHARS)?;
-    if !wire.emoji.is_empty() {
-        required_text("emoji", wire.emoji.clone(), MAX_EMOJI_CHARS).map_err(|e| {
-            FieldError::new(
-                e.field,
-                format!("{}; use \"\" to remove the reaction", e.message),
-            )
-        })?;
-    }
-    let participant = match wire.participant {
-        Some(_) if !to.is_group() => {
-            return Err(FieldError::new(
-                "participant",
-                "is only allowed when `to` is a group",
-            ));
-        }
-        Some(p) => Some(person("participant", &p)?),
-        None => None,
-    };
-    Ok(ReactionBody {
-        message_id,
-        emoji: wire.emoji,
-        from_me: wire.from_me.unwrap_or(false),
-        participant,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::super::send::{OutboundContent, SendKind, SendRequest};
+    use super::*;
 
-    fn send(kind: SendKind, body: serde_json::Value) -> Result<OutboundContent, String> {
-        SendRequest::from_json(kind, body)
-            .map(|r| r.content)
-            .map_err(|e| e.field)
+    fn send(kind: SendKind, body: Value) -> Result<OutboundContent, FieldError> {
+        SendRequest::from_json(kind, body).map(|r| r.content)
+    }
+
+    fn field(kind: SendKind, body: Value) -> String {
+        send(kind, body).unwrap_err().field
+    }
+
+    #[test]
+    fn location_within_range_parses_and_out_of_range_is_rejected() {
+        let body = json!({"to": "12345", "latitude": -33.86, "longitude": 151, "name": "Opera"});
+        let Ok(OutboundContent::Location(l)) = send(SendKind::Location, body) else {
+            panic!()
+        };
+        assert_eq!(
+            (l.latitude, l.longitude, l.name.as_deref()),
+            (-33.86, 151.0, Some("Opera"))
+        );
+        let body = json!({"to": "12345", "latitude": 90.5, "longitude": 0});
+        assert_eq!(field(SendKind::Location, body), "latitude");
+        let body = json!({"to": "12345", "latitude": 0, "longitude": -180.1});
+        assert_eq!(field(SendKind::Location, body), "longitude");
+        let body = json!({"to": "12345", "latitude": 0, "longitude": 0, "url": "nope"});
+        assert_eq!(field(SendKind::Location, body), "url");
+    }
+
+    #[test]
+    fn contact_phone_is_normalised_and_bad_cards_are_named() {
+        let body = json!({"to": "12345", "contacts": [
+            {"name": "Ann", "phone": "+44 7911 123456", "email": " ann@example.com "}]});
+        let Ok(OutboundContent::Contact(c)) = send(SendKind::Contact, body) else {
+            panic!()
+        };
+        assert_eq!(c.contacts[0].phone, "447911123456");
+        assert_eq!(c.contacts[0].email.as_deref(), Some("ann@example.com"));
+        let card = json!({"name": "Ann", "phone": "12345"});
+        let bad_phone = json!({"name": "Bob", "phone": "call me"});
+        let body = json!({"to": "12345", "contacts": [card, bad_phone]});
+        assert_eq!(field(SendKind::Contact, body), "contacts[1].phone");
+        let body =
+            json!({"to": "12345", "contacts": [{"name": "Ann", "phone": "12345", "email": "x"}]});
+        assert_eq!(field(SendKind::Contact, body), "contacts[0].email");
+        assert_eq!(
+            field(SendKind::Contact, json!({"to": "12345", "contacts": []})),
+            "contacts"
+        );
+        let many: Vec<_> = (0..=MAX_CONTACTS).map(|_| card.clone()).collect();
+        assert_eq!(
+            field(SendKind::Contact, json!({"to": "12345", "contacts": many})),
+            "contacts"
+        );
+    }
+
+    #[test]
+    fn poll_defaults_to_one_choice_and_rejects_repeats_and_bad_counts() {
+        let body = json!({"to": "1@g.us", "question": "Lunch?", "options": ["Pizza", "Sushi"]});
+        let Ok(OutboundContent::Poll(p)) = send(SendKind::Poll, body) else {
+            panic!()
+        };
+        assert_eq!((p.selectable_count, p.options.len()), (1, 2));
+        let body = json!({"to": "12345", "question": "?", "options": ["A", "B", " A "]});
+        assert_eq!(field(SendKind::Poll, body), "options[2]");
+        let body =
+            json!({"to": "12345", "question": "?", "options": ["A", "a"], "selectable_count": 3});
+        assert_eq!(field(SendKind::Poll, body), "selectable_count");
+        let body = json!({"to": "12345", "question": "?", "options": ["A"]});
+        assert_eq!(field(SendKind::Poll, body), "options");
+        let body =
+            json!({"to": "12345", "question": "?", "options": ["A", "B"], "selectable_count": -1});
+        assert_eq!(field(SendKind::Poll, body), "selectable_count");
     }
 }

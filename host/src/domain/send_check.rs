@@ -37,20 +37,29 @@ fn serde_message_to_field_error(path: String, message: &str) -> FieldError {
     }
     if let Some(rest) = message.strip_prefix("unknown field `") {
         // The tail is serde's list of known fields; the name may hold anything.
-        let (name, known) = match rest.rfind("`, ") {
+        let tail = ["`, expected ", "`, there are no fields"]
+            .into_iter()
+            .find_map(|t| rest.rfind(t));
+        let (name, known) = match tail {
             Some(i) => (
                 rest.get(..i).unwrap_or(rest),
                 rest.get(i + 3..).unwrap_or(""),
             ),
-            None => (rest, ""),
+            None => (rest.strip_suffix('`').unwrap_or(rest), ""),
         };
         let known = if known.is_empty() {
             String::new()
         } else {
             format!("; {known}")
         };
+        // serde_path_to_error may already have recorded the key in the path.
+        let parent = match path.strip_suffix(name) {
+            Some("") => "",
+            Some(p) => p.strip_suffix('.').unwrap_or(&path),
+            None => &path,
+        };
         return FieldError::new(
-            join(&path, &cut(name, 64)),
+            join(parent, &cut(name, 64)),
             format!("is not a known field{known}"),
         );
     }
@@ -202,5 +211,192 @@ pub(super) fn http_url(field: &str, value: &str) -> Result<String, FieldError> {
     Ok(url.to_owned())
 }
 
+/// A MIME type `type/subtype` with optional `; parameters`, trimmed. When
+/// `top` is given, the type must be it (`image`), ignoring ASCII case. At
+/// most 255 characters; absent or blank gives `default`.
+pub(super) fn mimetype(
+    value: Option<String>,
+    top: Option<&str>,
+    default: &str,
+) -> Result<String, FieldError> {
+    let Some(value) = value.filter(|v| !v.trim().is_empty()) else {
+        return Ok(default.to_owned());
+    };
+    let value = value.trim();
+    let (essence, params) = value.split_once(';').unwrap_or((value, ""));
+    let token = |s: &str| {
+        (1..=127).contains(&s.len())
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b))
+    };
+    let well_formed = value.len() <= 255
+        && matches!(essence.trim_end().split_once('/'), Some((t, s)) if token(t) && token(s))
+        && params.bytes().all(|b| b == b' ' || b.is_ascii_graphic());
+    if !well_formed {
+        return Err(FieldError::new(
+            "mimetype",
+            "must be a MIME type like `type/subtype` or `type/subtype; param=value`",
+        ));
+    }
+    if let Some(top) = top {
+        let matches_top = essence
+            .split_once('/')
+            .is_some_and(|(t, _)| t.eq_ignore_ascii_case(top));
+        if !matches_top {
+            return Err(FieldError::new(
+                "mimetype",
+                format!("must be an `{top}/…` type"),
+            ));
+        }
+    }
+    Ok(value.to_owned())
+}
+
 #[cfg(test)]
-mod tests {}
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_and_https_urls_with_a_host_are_accepted_and_trimmed() {
+        for url in [
+            "https://example.com",
+            "HTTP://a.b/c?d#e",
+            "http://user@[::1]:8080/x",
+        ] {
+            assert!(http_url("url", url).is_ok(), "{url}");
+        }
+        assert_eq!(http_url("url", " https://x.y/z ").unwrap(), "https://x.y/z");
+    }
+
+    #[test]
+    fn other_urls_are_rejected() {
+        let long = format!("https://x.y/{}", "a".repeat(MAX_URL_CHARS));
+        for url in [
+            "",
+            "ftp://x.y",
+            "example.com",
+            "https://",
+            "https:///path",
+            "https://a b",
+            &long,
+        ] {
+            assert_eq!(
+                http_url("media.url", url).unwrap_err().field,
+                "media.url",
+                "{url}"
+            );
+        }
+    }
+
+    #[test]
+    fn long_echoed_values_are_cut_but_the_expectation_is_kept() {
+        let message = format!(
+            "invalid type: string \"{}\", expected f64",
+            "x".repeat(1000)
+        );
+        let err = serde_message_to_field_error("latitude".to_owned(), &message);
+        assert!(err.message.len() < 120, "{}", err.message);
+        assert!(
+            err.message.ends_with("expected a number"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn unknown_and_missing_fields_name_the_field_under_the_path() {
+        let err = serde_message_to_field_error("buttons[0]".to_owned(), "missing field `id`");
+        assert_eq!(err, FieldError::new("buttons[0].id", "is required"));
+        let message = "unknown field `a`, b`, expected `id` or `text`";
+        let err = serde_message_to_field_error("buttons[0]".to_owned(), message);
+        assert_eq!(err.field, "buttons[0].a`, b");
+        assert_eq!(err.message, "is not a known field; expected `id` or `text`");
+    }
+
+    #[test]
+    fn counts_and_texts_report_their_limits() {
+        assert_eq!(
+            count("x", 0, 1, 3).unwrap_err().message,
+            "must have 1 to 3 items, not 0"
+        );
+        assert!(count("x", 3, 1, 3).is_ok());
+        assert_eq!(
+            required_text("t", " \n".into(), 5).unwrap_err().message,
+            "must not be empty"
+        );
+        assert!(required_text("t", "ééééé".into(), 5).is_ok());
+        assert!(required_text("t", "éééééé".into(), 5).is_err());
+        assert_eq!(optional_text("t", Some("  ".into()), 5).unwrap(), None);
+        assert_eq!(id("i", " a ", 5).unwrap(), "a");
+    }
+
+    mod any_body {
+        use proptest::prelude::*;
+        use serde_json::{Value, json};
+
+        use super::super::super::send::{SendKind, SendRequest};
+
+        const KEYS: &[&str] = &[
+            "to",
+            "text",
+            "url",
+            "data",
+            "mimetype",
+            "caption",
+            "filename",
+            "ptt",
+            "view_once",
+            "latitude",
+            "longitude",
+            "name",
+            "phone",
+            "contacts",
+            "question",
+            "options",
+            "selectable_count",
+            "message_id",
+            "emoji",
+            "participant",
+            "mentions",
+            "buttons",
+            "id",
+            "button_text",
+            "sections",
+            "rows",
+            "title",
+            "send_at",
+        ];
+
+        fn json_value() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::from),
+                any::<f64>().prop_map(|f| json!(f)),
+                (-3i64..20).prop_map(Value::from),
+                "[a-zA-Z0-9+@/=:. -]{0,12}".prop_map(Value::from),
+            ];
+            leaf.prop_recursive(3, 32, 6, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                    prop::collection::btree_map(prop::sample::select(KEYS), inner, 0..8)
+                        .prop_map(|m| m.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()),
+                ]
+            })
+        }
+
+        proptest! {
+            #[test]
+            fn arbitrary_bodies_never_panic(body in json_value(), to in any::<bool>()) {
+                for kind in SendKind::ALL {
+                    let mut body = body.clone();
+                    if let (true, Value::Object(map)) = (to, &mut body) {
+                        map.insert("to".into(), json!("12345"));
+                    }
+                    if let Ok(request) = SendRequest::from_json(kind, body) {
+                        prop_assert_eq!(request.kind(), kind);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -286,7 +286,107 @@ mod tests {
     use super::super::send::{OutboundContent, SendKind, SendRequest};
     use super::*;
 
-    fn send(kind: SendKind, body: serde_json::Value) -> Result<OutboundContent, FieldError> {
+    fn send(kind: SendKind, body: Value) -> Result<OutboundContent, FieldError> {
         SendRequest::from_json(kind, body).map(|r| r.content)
+    }
+
+    fn field(kind: SendKind, body: Value) -> String {
+        send(kind, body).unwrap_err().field
+    }
+
+    #[test]
+    fn cta_url_parses_and_rejects_long_labels_and_bad_urls() {
+        let body = json!({"to": "12345", "text": "Track it", "button_text": "Open",
+                          "url": "https://x.y/t/1", "footer": "Thanks"});
+        let Ok(OutboundContent::CtaUrl(c)) = send(SendKind::CtaUrl, body) else {
+            panic!()
+        };
+        assert_eq!(
+            (c.url.as_str(), c.footer.as_deref(), c.header),
+            ("https://x.y/t/1", Some("Thanks"), None)
+        );
+        let body = |label: &str, url: &str| json!({"to": "12345", "text": "t", "button_text": label, "url": url});
+        assert_eq!(
+            field(SendKind::CtaUrl, body(&"x".repeat(21), "https://x.y")),
+            "button_text"
+        );
+        assert_eq!(
+            field(SendKind::CtaUrl, body("Open", "javascript:alert(1)")),
+            "url"
+        );
+    }
+
+    #[test]
+    fn buttons_parse_and_bad_buttons_are_named_by_path() {
+        let ok = json!({"to": "12345", "text": "Pick", "buttons": [
+            {"id": "yes", "text": "Yes"}, {"id": "no", "text": "No"}]});
+        let Ok(OutboundContent::Buttons(b)) = send(SendKind::Buttons, ok) else {
+            panic!()
+        };
+        assert_eq!(
+            b.buttons[1],
+            Button {
+                id: "no".into(),
+                text: "No".into()
+            }
+        );
+        let with = |buttons: Value| json!({"to": "12345", "text": "Pick", "buttons": buttons});
+        let dup = json!([{"id": "a", "text": "A"}, {"id": " a", "text": "B"}]);
+        assert_eq!(field(SendKind::Buttons, with(dup)), "buttons[1].id");
+        let four = json!([{"id": "a", "text": "A"}, {"id": "b", "text": "B"},
+                          {"id": "c", "text": "C"}, {"id": "d", "text": "D"}]);
+        assert_eq!(field(SendKind::Buttons, with(four)), "buttons");
+        assert_eq!(
+            field(SendKind::Buttons, with(json!([{"id": "a"}]))),
+            "buttons[0].text"
+        );
+        let unknown = json!([{"id": "a", "text": "A", "label": "x"}]);
+        assert_eq!(field(SendKind::Buttons, with(unknown)), "buttons[0].label");
+        assert_eq!(field(SendKind::Buttons, with(json!(["a"]))), "buttons[0]");
+        assert_eq!(field(SendKind::Buttons, with(json!({}))), "buttons");
+    }
+
+    fn list(sections: Value) -> Value {
+        json!({"to": "12345", "text": "Menu", "button_text": "View", "sections": sections})
+    }
+
+    #[test]
+    fn list_parses_with_rows_across_sections() {
+        let sections = json!([
+            {"title": "Food", "rows": [{"id": "f1", "title": "Pizza", "description": "Hot"}]},
+            {"title": "Drinks", "rows": [{"id": "d1", "title": "Tea"}, {"id": "d2", "title": "Milk"}]},
+        ]);
+        let Ok(OutboundContent::List(l)) = send(SendKind::List, list(sections)) else {
+            panic!()
+        };
+        assert_eq!(l.sections[1].rows[1].id, "d2");
+        assert_eq!(l.sections[0].rows[0].description.as_deref(), Some("Hot"));
+    }
+
+    #[test]
+    fn list_rejects_repeated_ids_too_many_rows_and_long_titles() {
+        let row = |id: &str| json!({"id": id, "title": "Row"});
+        let sections =
+            json!([{"title": "A", "rows": [row("x")]}, {"title": "B", "rows": [row("x")]}]);
+        assert_eq!(
+            field(SendKind::List, list(sections)),
+            "sections[1].rows[0].id"
+        );
+        let rows: Vec<_> = (0..11).map(|i| row(&i.to_string())).collect();
+        assert_eq!(
+            field(SendKind::List, list(json!([{"title": "A", "rows": rows}]))),
+            "sections"
+        );
+        let long = json!({"id": "z", "title": "x".repeat(25)});
+        let sections = json!([{"title": "A", "rows": [row("x"), row("y"), long]}]);
+        assert_eq!(
+            field(SendKind::List, list(sections)),
+            "sections[0].rows[2].title"
+        );
+        assert_eq!(
+            field(SendKind::List, list(json!([{"title": "A", "rows": []}]))),
+            "sections[0].rows"
+        );
+        assert_eq!(field(SendKind::List, list(json!([]))), "sections");
     }
 }

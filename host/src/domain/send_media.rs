@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
 use super::send::{FieldError, SendKind};
-use super::send_check::{decode, http_url, optional_text};
+use super::send_check::{decode, http_url, mimetype, optional_text};
 
 const MIB: usize = 1024 * 1024;
 /// Largest decoded `data` of an image.
@@ -32,14 +32,12 @@ pub const MAX_DOCUMENT_BYTES: usize = 100 * MIB;
 pub const MAX_CAPTION_CHARS: usize = 4096;
 /// Longest document `filename`, in characters.
 pub const MAX_FILENAME_CHARS: usize = 255;
-/// Longest `mimetype`, in characters.
-pub const MAX_MIMETYPE_CHARS: usize = 255;
 
 /// Where a media's bytes come from.
 ///
-/// Serializes as `{"url": "…"}` or `{"bytes": <decoded length>}`: the bytes
-/// themselves are never serialized (records must not hold big blobs), and
-/// `Debug` prints only their length.
+/// Serializes as `{"url": "…"}` or `{"data": {"bytes": <decoded length>}}`
+/// (flattened into the media bodies): the bytes themselves are never
+/// serialized, so records never hold big blobs; `Debug` prints only their length.
 #[derive(Clone, PartialEq, Eq)]
 pub enum MediaSource {
     /// An absolute http or https URL (trimmed, at most 2048 characters).
@@ -62,16 +60,24 @@ impl Serialize for MediaSource {
         let mut map = serializer.serialize_map(Some(1))?;
         match self {
             MediaSource::Url(url) => map.serialize_entry("url", url)?,
-            MediaSource::Data(bytes) => map.serialize_entry("bytes", &bytes.len())?,
+            MediaSource::Data(bytes) => {
+                map.serialize_entry("data", &DataSummary { bytes: bytes.len() })?
+            }
         }
         map.end()
     }
 }
 
+/// What a serialized [`MediaSource::Data`] holds instead of the bytes.
+#[derive(Serialize)]
+struct DataSummary {
+    bytes: usize,
+}
+
 /// An image or a video.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MediaBody {
-    /// The media's bytes (serialized flattened: `url` or `bytes`).
+    /// The media's bytes (serialized flattened: `url`, or `data: {"bytes": n}`).
     #[serde(flatten)]
     pub source: MediaSource,
     /// `type/subtype[; params]` of type `image/…` or `video/…` as fits the kind;
@@ -87,7 +93,7 @@ pub struct MediaBody {
 /// An audio file or a voice note.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AudioBody {
-    /// The audio's bytes (serialized flattened: `url` or `bytes`).
+    /// The audio's bytes (serialized flattened: `url`, or `data: {"bytes": n}`).
     #[serde(flatten)]
     pub source: MediaSource,
     /// `audio/…` type; default `audio/ogg; codecs=opus` for voice notes,
@@ -100,7 +106,7 @@ pub struct AudioBody {
 /// A file sent as a document.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DocumentBody {
-    /// The file's bytes (serialized flattened: `url` or `bytes`).
+    /// The file's bytes (serialized flattened: `url`, or `data: {"bytes": n}`).
     #[serde(flatten)]
     pub source: MediaSource,
     /// Any `type/subtype[; params]`; default `application/octet-stream`.
@@ -234,7 +240,7 @@ fn source(
             "data",
             "cannot be given together with `url`; give exactly one of them",
         )),
-        (None, None) => Err(FieldError::new("url", "or `data` is required")),
+        (None, None) => Err(FieldError::new("url", "is required unless `data` is given")),
         (Some(url), None) => Ok(MediaSource::Url(http_url("url", &url)?)),
         (None, Some(data)) => decode_base64(&data, kind, cap).map(MediaSource::Data),
     }
@@ -272,50 +278,139 @@ fn decode_base64(data: &str, kind: SendKind, cap: usize) -> Result<Vec<u8>, Fiel
     Ok(bytes)
 }
 
-/// A MIME type `type/subtype` with optional `; parameters`, trimmed. When
-/// `top` is given, the type must be it (`image`), ignoring ASCII case.
-fn mimetype(value: Option<String>, top: Option<&str>, default: &str) -> Result<String, FieldError> {
-    let Some(value) = value.filter(|v| !v.trim().is_empty()) else {
-        return Ok(default.to_owned());
-    };
-    let value = value.trim();
-    let (essence, params) = value.split_once(';').unwrap_or((value, ""));
-    let token = |s: &str| {
-        (1..=127).contains(&s.len())
-            && s.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b))
-    };
-    let well_formed = value.len() <= MAX_MIMETYPE_CHARS
-        && matches!(essence.trim_end().split_once('/'), Some((t, s)) if token(t) && token(s))
-        && params.bytes().all(|b| b == b' ' || b.is_ascii_graphic());
-    if !well_formed {
-        return Err(FieldError::new(
-            "mimetype",
-            "must be a MIME type like `type/subtype` or `type/subtype; param=value`",
-        ));
-    }
-    if let Some(top) = top {
-        let matches_top = essence
-            .split_once('/')
-            .is_some_and(|(t, _)| t.eq_ignore_ascii_case(top));
-        if !matches_top {
-            return Err(FieldError::new(
-                "mimetype",
-                format!("must be an `{top}/…` type"),
-            ));
-        }
-    }
-    Ok(value.to_owned())
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
-    use super::super::send::{OutboundContent, SendKind, SendRequest};
+    use super::super::send::{OutboundContent, SendRequest};
     use super::*;
 
-    fn send(kind: SendKind, body: serde_json::Value) -> Result<OutboundContent, FieldError> {
+    fn send(kind: SendKind, body: Value) -> Result<OutboundContent, FieldError> {
         SendRequest::from_json(kind, body).map(|r| r.content)
+    }
+
+    fn field(kind: SendKind, body: Value) -> String {
+        send(kind, body).unwrap_err().field
+    }
+
+    #[test]
+    fn image_from_url_parses_with_default_mimetype() {
+        let body = json!({"to": "12345", "url": "https://x.y/a.jpg", "caption": "Look", "view_once": true});
+        let Ok(OutboundContent::Image(m)) = send(SendKind::Image, body) else {
+            panic!()
+        };
+        assert_eq!(m.source, MediaSource::Url("https://x.y/a.jpg".into()));
+        assert_eq!((m.mimetype.as_str(), m.view_once), ("image/jpeg", true));
+        assert_eq!(OutboundContent::Image(m).preview(), Some("Look"));
+    }
+
+    #[test]
+    fn video_from_data_decodes_and_serializes_only_its_length() {
+        let body = json!({"to": "12345", "data": "aGVs\nbG8=", "mimetype": "video/webm"});
+        let Ok(content) = send(SendKind::Video, body) else {
+            panic!()
+        };
+        let OutboundContent::Video(m) = &content else {
+            panic!()
+        };
+        assert_eq!(m.source, MediaSource::Data(b"hello".to_vec()));
+        assert_eq!(format!("{:?}", m.source), "Data(<5 bytes>)");
+        assert_eq!(
+            serde_json::to_value(&content).unwrap(),
+            json!({"data": {"bytes": 5}, "mimetype": "video/webm", "view_once": false})
+        );
+    }
+
+    #[test]
+    fn media_needs_exactly_one_valid_source() {
+        let both = json!({"to": "12345", "url": "https://x.y/a", "data": "aGk="});
+        assert_eq!(field(SendKind::Image, both), "data");
+        assert_eq!(field(SendKind::Image, json!({"to": "12345"})), "url");
+        assert_eq!(
+            field(
+                SendKind::Video,
+                json!({"to": "12345", "data": "not base64!"})
+            ),
+            "data"
+        );
+        assert_eq!(
+            field(SendKind::Video, json!({"to": "12345", "data": ""})),
+            "data"
+        );
+        assert_eq!(
+            field(
+                SendKind::Audio,
+                json!({"to": "12345", "url": "ftp://x.y/a"})
+            ),
+            "url"
+        );
+    }
+
+    #[test]
+    fn data_over_the_cap_is_rejected_before_and_after_decoding() {
+        assert_eq!(
+            decode_base64("aGVsbG8=", SendKind::Image, 5).unwrap(),
+            b"hello"
+        );
+        assert_eq!(
+            decode_base64("aGVsbG8h", SendKind::Image, 5)
+                .unwrap_err()
+                .field,
+            "data"
+        );
+        let err = decode_base64(&"AAAA".repeat(100), SendKind::Image, 5).unwrap_err();
+        assert!(err.message.contains("image"), "{err}");
+    }
+
+    #[test]
+    fn mimetype_must_be_well_formed_and_fit_the_kind() {
+        let body = |m: &str| json!({"to": "12345", "url": "https://x.y/a", "mimetype": m});
+        assert_eq!(field(SendKind::Image, body("video/mp4")), "mimetype");
+        assert_eq!(field(SendKind::Image, body("jpeg")), "mimetype");
+        assert_eq!(field(SendKind::Video, body("video/")), "mimetype");
+        let doc =
+            json!({"to": "12345", "url": "https://x.y/a", "mimetype": "a/b/c", "filename": "f"});
+        assert_eq!(field(SendKind::Document, doc), "mimetype");
+        assert!(send(SendKind::Audio, body("Audio/OGG; codecs=opus")).is_ok());
+    }
+
+    #[test]
+    fn audio_defaults_its_mimetype_by_ptt_and_has_no_caption() {
+        let body = json!({"to": "12345", "url": "https://x.y/a", "ptt": true});
+        let Ok(OutboundContent::Audio(a)) = send(SendKind::Audio, body) else {
+            panic!()
+        };
+        assert_eq!(
+            (a.mimetype.as_str(), a.ptt),
+            ("audio/ogg; codecs=opus", true)
+        );
+        let body = json!({"to": "12345", "url": "https://x.y/a"});
+        let Ok(OutboundContent::Audio(a)) = send(SendKind::Audio, body) else {
+            panic!()
+        };
+        assert_eq!(a.mimetype, "audio/mpeg");
+        let body = json!({"to": "12345", "url": "https://x.y/a", "caption": "x"});
+        assert_eq!(field(SendKind::Audio, body), "caption");
+    }
+
+    #[test]
+    fn document_needs_a_safe_filename() {
+        let body =
+            json!({"to": "12345", "data": "aGk=", "filename": " report.pdf ", "caption": ""});
+        let Ok(OutboundContent::Document(d)) = send(SendKind::Document, body) else {
+            panic!()
+        };
+        assert_eq!(
+            (d.filename.as_str(), d.caption, d.mimetype.as_str()),
+            ("report.pdf", None, "application/octet-stream")
+        );
+        assert_eq!(
+            field(SendKind::Document, json!({"to": "12345", "data": "aGk="})),
+            "filename"
+        );
+        for name in ["a/b", "..", "a\u{0}b", " ", &"x".repeat(256)] {
+            let body = json!({"to": "12345", "data": "aGk=", "filename": name});
+            assert_eq!(field(SendKind::Document, body), "filename", "{name:?}");
+        }
     }
 }
