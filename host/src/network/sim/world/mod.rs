@@ -5,13 +5,14 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::Deserialize;
-use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::SimConfig;
+
+mod pairing;
 use super::convert::{Sender, to_inbound};
-use super::ids::{SimRng, derived_phone};
+use super::ids::SimRng;
 use crate::domain::event::EventName;
 use crate::domain::jid::Jid;
 use crate::domain::send::OutboundContent;
@@ -72,7 +73,7 @@ fn internal(e: impl std::fmt::Display) -> NetworkError {
 }
 
 impl World {
-    pub(super) fn new(
+    pub(in crate::network::sim) fn new(
         store: Store,
         config: SimConfig,
         cancel: CancellationToken,
@@ -105,11 +106,15 @@ impl World {
         Ok(f(s))
     }
 
-    pub(super) fn next_message_id(&self) -> String {
+    pub(in crate::network::sim) fn next_message_id(&self) -> String {
         self.rng().message_id()
     }
 
-    pub(super) fn attach(&self, spec: AttachSpec, events: EventSink) -> Result<(), NetworkError> {
+    pub(in crate::network::sim) fn attach(
+        &self,
+        spec: AttachSpec,
+        events: EventSink,
+    ) -> Result<(), NetworkError> {
         let mut sessions = self.lock();
         if sessions.contains_key(&spec.session_id) {
             return Err(NetworkError::InvalidState(format!(
@@ -134,7 +139,7 @@ impl World {
         Ok(())
     }
 
-    pub(super) fn forget(&self, id: &str) {
+    pub(in crate::network::sim) fn forget(&self, id: &str) {
         if let Some(s) = self.lock().remove(id)
             && let Some(t) = s.pairing
         {
@@ -144,7 +149,10 @@ impl World {
 
     /// Connects: a paired account logs in at once and drains its offline queue;
     /// an unpaired one starts showing QR codes (and pairs by itself when configured).
-    pub(super) async fn connect(world: &Arc<World>, id: &str) -> Result<(), NetworkError> {
+    pub(in crate::network::sim) async fn connect(
+        world: &Arc<World>,
+        id: &str,
+    ) -> Result<(), NetworkError> {
         enum Plan {
             Nothing,
             LogIn(Vec<InboundMessage>),
@@ -186,90 +194,7 @@ impl World {
         Ok(())
     }
 
-    /// Rotates QR codes until pairing completes, the session leaves the pairing
-    /// states, or the token is cancelled; completes pairing after the configured
-    /// delay when automatic pairing is on.
-    async fn pairing_loop(self: &Arc<Self>, id: &str, token: CancellationToken) {
-        let deadline = self
-            .config
-            .auto_pair
-            .then(|| Instant::now() + self.config.pair_delay);
-        loop {
-            let Ok((link, events)) = self.with(id, |s| (s.link, s.events.clone())) else {
-                return;
-            };
-            if link == Link::WaitingQr {
-                let code = self.rng().qr_code();
-                let expires_at = unix_now() + self.config.qr_interval.as_secs().max(1) as i64;
-                emit(&events, NetworkEvent::Qr { code, expires_at }).await;
-            } else if link != Link::WaitingPairCode {
-                return;
-            }
-            let next_qr = Instant::now() + self.config.qr_interval;
-            let wake = deadline.map_or(next_qr, |d| d.min(next_qr));
-            tokio::select! {
-                _ = token.cancelled() => return,
-                _ = sleep_until(wake) => {}
-            }
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                let _ = Self::complete_pairing(self, id).await;
-                return;
-            }
-        }
-    }
-
-    /// Pairs a session that is waiting for a QR scan or a pair code.
-    pub(super) async fn complete_pairing(
-        world: &Arc<World>,
-        id: &str,
-    ) -> Result<Account, NetworkError> {
-        let (events, account) = world.pair_now(id)?;
-        emit(&events, NetworkEvent::Paired(account.clone())).await;
-        emit(&events, NetworkEvent::LoggedIn).await;
-        Ok(account)
-    }
-
-    /// The synchronous part of pairing: choose the phone, link the account.
-    fn pair_now(&self, id: &str) -> Result<(EventSink, Account), NetworkError> {
-        let seed = self.config.seed;
-        let mut sessions = self.lock();
-        let taken: HashSet<String> = sessions
-            .iter()
-            .filter(|(other, _)| other.as_str() != id)
-            .filter_map(|(_, s)| s.account.as_ref().map(|a| a.phone.clone()))
-            .collect();
-        let s = sessions.get_mut(id).ok_or_else(|| {
-            NetworkError::NotFound(format!("session `{id}` is not on the simulated network"))
-        })?;
-        if !matches!(s.link, Link::WaitingQr | Link::WaitingPairCode) {
-            return Err(NetworkError::InvalidState(format!(
-                "session `{id}` is not waiting to be paired; connect it first"
-            )));
-        }
-        let phone = s
-            .pair_phone
-            .clone()
-            .or_else(|| s.phone_hint.clone())
-            .unwrap_or_else(|| derived_phone(seed, id));
-        if taken.contains(&phone) {
-            return Err(NetworkError::InvalidState(format!(
-                "phone {phone} is already linked to another session"
-            )));
-        }
-        let account = Account {
-            jid: format!("{phone}@s.whatsapp.net"),
-            push_name: Some(s.name.clone().unwrap_or_else(|| format!("Sim {id}"))),
-            phone,
-        };
-        s.account = Some(account.clone());
-        s.link = Link::Online;
-        if let Some(t) = s.pairing.take() {
-            t.cancel();
-        }
-        Ok((s.events.clone(), account))
-    }
-
-    pub(super) async fn disconnect(&self, id: &str) -> Result<(), NetworkError> {
+    pub(in crate::network::sim) async fn disconnect(&self, id: &str) -> Result<(), NetworkError> {
         let (events, was) = self.with(id, |s| {
             if let Some(t) = s.pairing.take() {
                 t.cancel();
@@ -284,7 +209,7 @@ impl World {
         Ok(())
     }
 
-    pub(super) async fn logout(&self, id: &str) -> Result<(), NetworkError> {
+    pub(in crate::network::sim) async fn logout(&self, id: &str) -> Result<(), NetworkError> {
         let (events, had_account, was) = self.with(id, |s| {
             if let Some(t) = s.pairing.take() {
                 t.cancel();
@@ -304,30 +229,7 @@ impl World {
         Ok(())
     }
 
-    pub(super) async fn request_pair_code(
-        &self,
-        id: &str,
-        phone: &str,
-    ) -> Result<String, NetworkError> {
-        let code = self.rng().pair_code();
-        let events = self.with(id, |s| {
-            if s.account.is_some() {
-                return Err(NetworkError::InvalidState(
-                    "the session is already paired".into(),
-                ));
-            }
-            if !matches!(s.link, Link::WaitingQr | Link::WaitingPairCode) {
-                return Err(NetworkError::NotConnected);
-            }
-            s.link = Link::WaitingPairCode;
-            s.pair_phone = Some(phone.to_owned());
-            Ok(s.events.clone())
-        })??;
-        emit(&events, NetworkEvent::PairCode { code: code.clone() }).await;
-        Ok(code)
-    }
-
-    pub(super) async fn send(
+    pub(in crate::network::sim) async fn send(
         &self,
         id: &str,
         to: &Jid,
@@ -391,7 +293,7 @@ impl World {
 
     /// Hands a message to a session: now when online, queued for its next
     /// connect (and flagged offline) otherwise.
-    pub(super) async fn deliver(
+    pub(in crate::network::sim) async fn deliver(
         &self,
         id: &str,
         mut message: InboundMessage,
@@ -417,21 +319,34 @@ impl World {
         Ok(message_id)
     }
 
-    pub(super) fn set_faults(&self, id: &str, faults: Faults) -> Result<(), NetworkError> {
+    pub(in crate::network::sim) fn set_faults(
+        &self,
+        id: &str,
+        faults: Faults,
+    ) -> Result<(), NetworkError> {
         self.with(id, |s| s.faults = faults)
     }
 
-    pub(super) fn outbox(&self, id: &str) -> Result<Vec<OutboxEntry>, NetworkError> {
+    pub(in crate::network::sim) fn outbox(
+        &self,
+        id: &str,
+    ) -> Result<Vec<OutboxEntry>, NetworkError> {
         self.with(id, |_| ())?;
         self.store.list_outbox(id).map_err(internal)
     }
 
-    pub(super) fn register_user(&self, user: SimUser) -> Result<SimUser, NetworkError> {
+    pub(in crate::network::sim) fn register_user(
+        &self,
+        user: SimUser,
+    ) -> Result<SimUser, NetworkError> {
         self.store.put_sim_user(&user).map_err(internal)?;
         Ok(user)
     }
 
-    pub(super) fn user(&self, phone: &str) -> Result<Option<SimUser>, NetworkError> {
+    pub(in crate::network::sim) fn user(
+        &self,
+        phone: &str,
+    ) -> Result<Option<SimUser>, NetworkError> {
         self.store.get_sim_user(phone).map_err(internal)
     }
 }

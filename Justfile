@@ -1,0 +1,20 @@
+# Switchboard developer recipes. `just` installs with `pip install rust-just`.
+
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+# List the recipes.
+default:
+    @just --list
+
+# Run the gateway on http://127.0.0.1:3451 (sim network; extra flags go to `serve`).
+run *ARGS:
+    cargo run --release -p switchboard -- serve {{ARGS}}
+
+# Run the whole test suite (unit and end-to-end).
+test:
+    cargo test --workspace --locked
+
+# Formatting and lints, as CI wants them.
+check:
+    cargo fmt --all -- --check
+    cargo clippy --workspace --all-targets --locked -- -D warnings
