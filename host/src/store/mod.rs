@@ -2,6 +2,7 @@
 //! directory). Every write is one transaction: a crash leaves either the whole
 //! change or none of it.
 
+mod lid;
 mod messages;
 mod sessions;
 mod sim;
@@ -117,6 +118,9 @@ impl Store {
             tx.open_table(tables::MESSAGES)?;
             tx.open_table(tables::SIM_USERS)?;
             tx.open_table(tables::SIM_OUTBOX)?;
+            tx.open_table(tables::LID_MAP)?;
+            tx.open_table(tables::WEBHOOKS)?;
+            tx.open_table(tables::WEBHOOK_DLQ)?;
         }
         tx.commit()?;
         Ok(())
@@ -179,6 +183,31 @@ pub(crate) fn delete_session_range(
 ) -> StoreResult<()> {
     let mut t = tx.open_table(table)?;
     t.retain_in((session_id, 0u64)..=(session_id, u64::MAX), |_, _| false)?;
+    Ok(())
+}
+
+/// Removes every row of a `(session id, text)` keyed table that belongs to `session_id`.
+pub(crate) fn delete_session_keys<V: redb::Value + 'static>(
+    tx: &WriteTransaction,
+    table: redb::TableDefinition<(&str, &str), V>,
+    session_id: &str,
+) -> StoreResult<()> {
+    let mut t = tx.open_table(table)?;
+    let keys: Vec<String> = {
+        let mut keys = Vec::new();
+        for row in t.range((session_id, "")..)? {
+            let (k, _) = row?;
+            let (sid, key) = k.value();
+            if sid != session_id {
+                break;
+            }
+            keys.push(key.to_owned());
+        }
+        keys
+    };
+    for key in keys {
+        t.remove((session_id, key.as_str()))?;
+    }
     Ok(())
 }
 

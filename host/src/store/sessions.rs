@@ -2,8 +2,8 @@
 
 use redb::ReadableTable;
 
-use super::tables::{MESSAGES, SESSIONS, SIM_OUTBOX};
-use super::{Store, StoreResult, decode, delete_session_range, encode};
+use super::tables::{LID_MAP, MESSAGES, SESSIONS, SIM_OUTBOX, WEBHOOK_DLQ, WEBHOOKS};
+use super::{Store, StoreResult, decode, delete_session_keys, delete_session_range, encode};
 use crate::domain::session::SessionRecord;
 
 impl Store {
@@ -62,6 +62,9 @@ impl Store {
             if existed {
                 delete_session_range(tx, MESSAGES, id)?;
                 delete_session_range(tx, SIM_OUTBOX, id)?;
+                delete_session_range(tx, WEBHOOK_DLQ, id)?;
+                delete_session_keys(tx, LID_MAP, id)?;
+                delete_session_keys(tx, WEBHOOKS, id)?;
             }
             Ok(existed)
         })

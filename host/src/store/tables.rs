@@ -29,3 +29,16 @@ pub const MESSAGE_SEQ_KEY: &str = "message_seq";
 
 /// `META` key of the next sim outbox sequence number.
 pub const OUTBOX_SEQ_KEY: &str = "sim_outbox_seq";
+
+/// Lid-to-phone mapping learned per session: (session id, lid user part) → phone digits.
+pub const LID_MAP: TableDefinition<(&str, &str), &str> = TableDefinition::new("lid_map_v1");
+
+/// Registered webhooks: (session id, webhook id) → webhook document.
+pub const WEBHOOKS: TableDefinition<(&str, &str), &[u8]> = TableDefinition::new("webhooks_v1");
+
+/// The webhook dead-letter queue: (session id, sequence) → entry document. The
+/// name is the spec's (`webhook_dlq`).
+pub const WEBHOOK_DLQ: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("webhook_dlq");
+
+/// `META` key of the next dead-letter sequence number.
+pub const DLQ_SEQ_KEY: &str = "webhook_dlq_seq";
