@@ -8,6 +8,7 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use crate::network::sim::SimConfig;
+use crate::webhooks::config::{SecsList, WebhookConfig, parse_secs, parse_secs_list};
 
 /// Everything the server needs to start.
 #[derive(Debug, Clone)]
@@ -26,6 +27,8 @@ pub struct Config {
     pub sim_enabled: bool,
     /// Knobs of the simulated network.
     pub sim: SimConfig,
+    /// Webhook delivery knobs.
+    pub webhooks: WebhookConfig,
 }
 
 impl Config {
@@ -39,6 +42,7 @@ impl Config {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             sim_enabled: true,
             sim: SimConfig::default(),
+            webhooks: WebhookConfig::default(),
         }
     }
 }
@@ -102,6 +106,36 @@ pub struct ServeArgs {
     /// How often a sim session shows a new QR code, in milliseconds.
     #[arg(long, env = "SWITCHBOARD_SIM_QR_INTERVAL_MS", default_value_t = 20_000)]
     pub sim_qr_interval_ms: u64,
+    /// Total delivery attempts per webhook event before it is dead-lettered.
+    #[arg(long, env = "WEBHOOK_RETRY_MAX_ATTEMPTS", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub webhook_retry_max_attempts: u32,
+    /// Retry 4xx answers too (408 and 429 are retried either way).
+    #[arg(long, env = "WEBHOOK_RETRY_ON_4XX", default_value_t = true, action = clap::ArgAction::Set)]
+    pub webhook_retry_on_4xx: bool,
+    /// Dead-letter entries kept per session (oldest evicted).
+    #[arg(long, env = "WEBHOOK_DLQ_CAPACITY", default_value_t = 100)]
+    pub webhook_dlq_capacity: usize,
+    /// Pauses before the 2nd, 3rd… attempt, in seconds; then the last doubles.
+    #[arg(long, env = "WEBHOOK_RETRY_DELAYS_SECS", default_value = "5,30", value_parser = parse_secs_list)]
+    pub webhook_retry_delays_secs: SecsList,
+    /// Longest pause between attempts, in seconds.
+    #[arg(long, env = "WEBHOOK_RETRY_MAX_DELAY_SECS", default_value = "300", value_parser = parse_secs)]
+    pub webhook_retry_max_delay_secs: std::time::Duration,
+    /// Consecutive failed deliveries that suspend a URL.
+    #[arg(long, env = "WEBHOOK_SUSPEND_THRESHOLD", default_value_t = 25, value_parser = clap::value_parser!(u32).range(1..))]
+    pub webhook_suspend_threshold: u32,
+    /// First suspension of a URL, in seconds; doubles per failed probe.
+    #[arg(long, env = "WEBHOOK_SUSPEND_SECS", default_value = "300", value_parser = parse_secs)]
+    pub webhook_suspend_secs: std::time::Duration,
+    /// Longest suspension, in seconds.
+    #[arg(long, env = "WEBHOOK_SUSPEND_MAX_SECS", default_value = "3600", value_parser = parse_secs)]
+    pub webhook_suspend_max_secs: std::time::Duration,
+    /// Timeout of one delivery request, in seconds.
+    #[arg(long, env = "WEBHOOK_TIMEOUT_SECS", default_value = "10", value_parser = parse_secs)]
+    pub webhook_timeout_secs: std::time::Duration,
+    /// Allow webhook URLs on loopback, private, link-local and other internal addresses.
+    #[arg(long, env = "WEBHOOK_ALLOW_PRIVATE", default_value_t = false, action = clap::ArgAction::Set)]
+    pub webhook_allow_private: bool,
 }
 
 impl ServeArgs {
@@ -119,6 +153,19 @@ impl ServeArgs {
                 auto_pair: self.sim_auto_pair,
                 pair_delay: Duration::from_millis(self.sim_pair_delay_ms),
                 qr_interval: Duration::from_millis(self.sim_qr_interval_ms.max(1)),
+            },
+            webhooks: WebhookConfig {
+                max_attempts: self.webhook_retry_max_attempts,
+                retry_on_4xx: self.webhook_retry_on_4xx,
+                dlq_capacity: self.webhook_dlq_capacity,
+                retry_delays: self.webhook_retry_delays_secs.0.clone(),
+                max_retry_delay: self.webhook_retry_max_delay_secs,
+                suspend_threshold: self.webhook_suspend_threshold,
+                suspend_base: self.webhook_suspend_secs,
+                suspend_max: self.webhook_suspend_max_secs,
+                timeout: self.webhook_timeout_secs,
+                allow_private: self.webhook_allow_private,
+                ..WebhookConfig::default()
             },
         }
     }

@@ -25,6 +25,7 @@ pub mod sessions;
 pub mod store;
 pub mod telemetry;
 pub mod token;
+pub mod webhooks;
 
 pub use config::Config;
 pub use server::{Running, start};

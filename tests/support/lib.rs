@@ -91,6 +91,7 @@ impl TestServer {
         config.api_token = Some(TOKEN.into());
         config.sim.pair_delay = Duration::ZERO;
         config.sim.qr_interval = Duration::from_millis(50);
+        config.webhooks.allow_private = true;
         tweak(&mut config);
         let running = switchboard::start(config.clone())
             .await
