@@ -21,6 +21,7 @@ use crate::network::sim::SimNetwork;
 use crate::sessions::Sessions;
 use crate::store::Store;
 use crate::token::{self, TokenSource};
+use crate::webhooks::Webhooks;
 
 /// A running gateway.
 pub struct Running {
@@ -76,6 +77,16 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
         background_stop.clone(),
         tasks.clone(),
     );
+    let webhooks = Webhooks::start(
+        store.clone(),
+        config.webhooks.clone(),
+        background_stop.clone(),
+        tasks.clone(),
+    )
+    .context("could not start webhook delivery")?;
+    events.add_subscriber(Arc::new(webhooks.clone()));
+    // Also ends the event streams, so the graceful shutdown does not wait on them.
+    let http_stop = CancellationToken::new();
     let restored = sessions
         .restore()
         .await
@@ -86,13 +97,15 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
         store,
         sim,
         token: Arc::from(token.as_str()),
+        events: events.clone(),
+        shutdown: http_stop.clone(),
+        webhooks,
     };
     let app = api::router(state, config.max_body_bytes).layer(TraceLayer::new_for_http());
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("could not listen on {}", config.listen))?;
     let addr = listener.local_addr()?;
-    let http_stop = CancellationToken::new();
     let server = tokio::spawn(
         axum::serve(listener, app)
             .with_graceful_shutdown(http_stop.clone().cancelled_owned())

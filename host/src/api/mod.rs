@@ -8,6 +8,9 @@ mod health;
 mod messages;
 mod sessions;
 mod sim;
+mod sim_events;
+mod stream;
+mod webhooks;
 
 use std::sync::Arc;
 
@@ -15,11 +18,14 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
 use axum::middleware::from_fn_with_state;
+use tokio_util::sync::CancellationToken;
 
+use crate::events::EventBus;
 use crate::messages::SendCore;
 use crate::network::sim::SimNetwork;
 use crate::sessions::Sessions;
 use crate::store::Store;
+use crate::webhooks::Webhooks;
 use error::ApiError;
 
 /// What every handler can reach.
@@ -35,6 +41,13 @@ pub struct AppState {
     pub sim: Option<SimNetwork>,
     /// The API token.
     pub token: Arc<str>,
+    /// The event bus (the live event stream reads it).
+    pub events: EventBus,
+    /// Cancelled when the gateway begins to stop: long-lived answers (the
+    /// event stream) end on it, so the graceful shutdown does not wait on them.
+    pub shutdown: CancellationToken,
+    /// The webhook registry and delivery engine.
+    pub webhooks: Webhooks,
 }
 
 /// The whole application: public health routes, the authenticated `/api/v1`
@@ -42,9 +55,11 @@ pub struct AppState {
 pub fn router(state: AppState, max_body_bytes: usize) -> Router {
     let mut api = Router::new()
         .merge(sessions::routes())
-        .merge(messages::routes());
+        .merge(messages::routes())
+        .merge(stream::routes())
+        .merge(webhooks::routes());
     if state.sim.is_some() {
-        api = api.merge(sim::routes());
+        api = api.merge(sim::routes()).merge(sim_events::routes());
     }
     let api = api.route_layer(from_fn_with_state(state.clone(), auth::require_token));
     Router::new()

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::AppState;
-use super::error::ApiResult;
+use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath, MaybeJson};
 use crate::sessions::{NewSession, SessionInfo};
 
@@ -19,7 +19,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/api/v1/sessions", post(create).get(list))
         .route("/api/v1/sessions/{id}", get(get_one).delete(delete))
-        .route("/api/v1/sessions/{id}/status", get(get_one))
+        .route("/api/v1/sessions/{id}/status", get(status))
         .route("/api/v1/sessions/{id}/connect", post(connect))
         .route("/api/v1/sessions/{id}/disconnect", post(disconnect))
         .route("/api/v1/sessions/{id}/logout", post(logout))
@@ -120,11 +120,38 @@ async fn get_one(
     Ok(Json(state.sessions.get(&id)?.into()))
 }
 
+/// The session with `diagnostics.webhooks[]`: delivery health per webhook URL.
+async fn status(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<Json<Value>> {
+    let session = SessionOut::from(state.sessions.get(&id)?);
+    let webhooks: Vec<Value> = state
+        .webhooks
+        .diagnostics(&id)
+        .into_iter()
+        .map(|(url, h)| {
+            json!({
+                "url": url,
+                "circuit_open": h.circuit_open,
+                "consecutive_failures": h.consecutive_failures,
+                "retry_in_seconds": h.retry_in_seconds,
+                "last_error": h.last_error,
+                "skipped_while_suspended": h.skipped_while_suspended,
+            })
+        })
+        .collect();
+    let mut body = serde_json::to_value(session).map_err(ApiError::internal)?;
+    body["diagnostics"] = json!({ "webhooks": webhooks });
+    Ok(Json(body))
+}
+
 async fn delete(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<Value>> {
     state.sessions.delete(&id).await?;
+    state.webhooks.forget_session(&id);
     Ok(Json(
         json!({ "success": true, "message": format!("session `{id}` and everything stored for it were deleted") }),
     ))

@@ -127,6 +127,10 @@ struct InboundIn {
     offline: Option<bool>,
     media_mimetype: Option<String>,
     media: Option<Value>,
+    /// The sender's phone, carried beside an `@lid` sender as some messages do.
+    sender_phone: Option<String>,
+    /// Deliver the message twice in a row (exercises the gateway's dedup).
+    duplicate: Option<bool>,
 }
 
 const MESSAGE_TYPES: &[&str] = &[
@@ -154,7 +158,11 @@ async fn inbound(
     ApiJson(body): ApiJson<InboundIn>,
 ) -> ApiResult<Json<Value>> {
     let sim = sim(&state)?;
+    let twice = body.duplicate.unwrap_or(false);
     let message = build_inbound(sim, body)?;
+    if twice {
+        sim.inject_inbound(&id, message.clone()).await?;
+    }
     let message_id = sim.inject_inbound(&id, message).await?;
     Ok(Json(json!({ "message_id": message_id })))
 }
@@ -198,28 +206,47 @@ fn build_inbound(sim: &SimNetwork, b: InboundIn) -> ApiResult<InboundMessage> {
         }
     }
     let native_flow = b.native_flow.map(parse_native_flow).transpose()?;
+    let from_phone = match &b.sender_phone {
+        None => None,
+        Some(_) if from.kind() != JidKind::Lid => {
+            return Err(ApiError::invalid_field(
+                "sender_phone",
+                "only goes with a sender given as an `@lid`",
+            ));
+        }
+        Some(p) => Some(
+            Jid::user(p)
+                .map_err(|e| ApiError::invalid_field("sender_phone", e))?
+                .user_part()
+                .to_owned(),
+        ),
+    };
     let push_name = match b.push_name {
         Some(p) => p,
-        None => from
-            .phone()
-            .and_then(|p| sim.user(p).ok().flatten())
+        None => registered_user(sim, &from)
             .and_then(|u| u.push_name)
             .or_else(|| from.phone().map(str::to_owned))
             .unwrap_or_default(),
     };
+    let selected_id = b.selected_id.or_else(|| {
+        (message_type == "interactive_response")
+            .then(|| native_flow.as_ref()?.pointer("/params/id")?.as_str())
+            .flatten()
+            .map(str::to_owned)
+    });
     let text = b.text.or_else(|| {
         matches!(
             message_type.as_str(),
             "interactive_response" | "buttons_response" | "list_response" | "template_button_reply"
         )
-        .then(|| b.selected_text.clone().or_else(|| b.selected_id.clone()))
+        .then(|| b.selected_text.clone().or_else(|| selected_id.clone()))
         .flatten()
     });
     Ok(InboundMessage {
         message_id: b.message_id.unwrap_or_else(|| sim.next_message_id()),
         participant: from.to_string(),
         from: from.to_string(),
-        from_phone: None,
+        from_phone,
         chat: chat.to_string(),
         is_from_me: false,
         push_name,
@@ -231,12 +258,22 @@ fn build_inbound(sim: &SimNetwork, b: InboundIn) -> ApiResult<InboundMessage> {
         location: b.location,
         quoted_message_id: b.quoted_message_id,
         quoted_sender_jid: b.quoted_sender_jid,
-        selected_id: b.selected_id,
+        selected_id,
         selected_text: b.selected_text,
         native_flow,
         timestamp: unix_now(),
         offline: b.offline.unwrap_or(false),
     })
+}
+
+/// The registered outside user a sender is, by phone or by lid. Found by lid,
+/// it gives its push name only: the network does not reveal the phone.
+fn registered_user(sim: &SimNetwork, from: &Jid) -> Option<SimUser> {
+    match from.kind() {
+        JidKind::User => sim.user(from.user_part()).ok().flatten(),
+        JidKind::Lid => sim.user_by_lid(&from.to_string()).ok().flatten(),
+        _ => None,
+    }
 }
 
 /// A native-flow reply carries its params as a JSON string on the wire; the

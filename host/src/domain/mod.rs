@@ -1,6 +1,7 @@
 //! Pure domain types: no I/O, no HTTP, no storage.
 
 pub mod event;
+pub mod event_data;
 pub mod jid;
 pub mod message;
 pub mod send;

@@ -66,7 +66,12 @@ impl EventBus {
     pub fn publish(&self, envelope: Envelope) {
         tracing::debug!(session = %envelope.session_id, event = %envelope.event, "event");
         let envelope = Arc::new(envelope);
-        for s in self.subscribers.read().unwrap_or_else(|p| p.into_inner()).iter() {
+        for s in self
+            .subscribers
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+        {
             s.accept(&envelope);
         }
         // No stream receiver is not an error: the event simply has no live audience.
@@ -89,9 +94,17 @@ mod tests {
     #[tokio::test]
     async fn a_stream_receiver_sees_envelopes_published_after_it_subscribed() {
         let bus = EventBus::new();
-        bus.publish(Envelope::now("s", EventName::Connected, serde_json::json!({})));
+        bus.publish(Envelope::now(
+            "s",
+            EventName::Connected,
+            serde_json::json!({}),
+        ));
         let mut rx = bus.subscribe();
-        bus.publish(Envelope::now("s", EventName::Disconnected, serde_json::json!({})));
+        bus.publish(Envelope::now(
+            "s",
+            EventName::Disconnected,
+            serde_json::json!({}),
+        ));
         let got = rx.recv().await.unwrap();
         assert_eq!(got.event, EventName::Disconnected);
     }
@@ -111,7 +124,11 @@ mod tests {
         let rec = Arc::new(Recorder::default());
         bus.add_subscriber(rec.clone());
         for i in 0..(BUS_CAPACITY * 2) {
-            let ev = if i % 2 == 0 { EventName::Receipt } else { EventName::Presence };
+            let ev = if i % 2 == 0 {
+                EventName::Receipt
+            } else {
+                EventName::Presence
+            };
             bus.publish(Envelope::now("s", ev, serde_json::json!({})));
         }
         let got = rec.0.lock().unwrap();

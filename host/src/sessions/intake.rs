@@ -1,5 +1,6 @@
 //! Intake: one task per session turns what the network says into session state,
-//! stored records and published envelopes.
+//! stored records and published envelopes. It drops duplicate messages (the
+//! per-session dedup window) and learns and applies the lid-to-phone mapping.
 
 use std::sync::Arc;
 
@@ -8,12 +9,14 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::Live;
+use super::dedup::{MessageDedup, MessageKey};
+use super::lid::{LearnedLid, learned_from_contact, learned_from_message, resolve_phones};
 use super::message_event::message_data;
 use crate::domain::event::{Envelope, EventName};
 use crate::domain::message::{Direction, MessageRecord};
 use crate::domain::session::SessionStatus;
 use crate::events::EventBus;
-use crate::network::NetworkEvent;
+use crate::network::{InboundMessage, NetworkEvent};
 use crate::store::Store;
 
 /// What the intake task of one session needs.
@@ -21,11 +24,13 @@ pub(super) struct Intake {
     pub store: Store,
     pub bus: EventBus,
     pub live: Arc<Live>,
+    /// The keys of the last messages seen; memory only.
+    pub dedup: MessageDedup,
 }
 
 impl Intake {
     /// Handles events until the network drops the channel or the gateway stops.
-    pub async fn run(self, mut rx: mpsc::Receiver<NetworkEvent>, cancel: CancellationToken) {
+    pub async fn run(mut self, mut rx: mpsc::Receiver<NetworkEvent>, cancel: CancellationToken) {
         loop {
             tokio::select! {
                 _ = cancel.cancelled() => return,
@@ -41,7 +46,7 @@ impl Intake {
         self.bus.publish(Envelope::now(&self.live.id, event, data));
     }
 
-    fn handle(&self, ev: NetworkEvent) {
+    fn handle(&mut self, ev: NetworkEvent) {
         let id = &self.live.id;
         match ev {
             NetworkEvent::Connecting => self.live.update(|s| s.status = SessionStatus::Connecting),
@@ -99,26 +104,65 @@ impl Intake {
                 tracing::info!(session = %id, %reason, "session logged out");
                 self.publish(EventName::LoggedOut, json!({ "reason": reason }));
             }
-            NetworkEvent::Message(m) => {
-                let data = message_data(&m);
-                let record = MessageRecord {
-                    message_id: m.message_id.clone(),
-                    session_id: id.clone(),
-                    direction: Direction::Inbound,
-                    chat: m.chat.clone(),
-                    sender: Some(m.participant.clone()),
-                    kind: m.message_type.clone(),
-                    body: data.clone(),
-                    timestamp: m.timestamp,
-                };
-                if let Err(e) = self.store.append_message(&record) {
-                    tracing::error!(session = %id, error = %e, "could not store an inbound message");
+            NetworkEvent::Message(m) => self.message(&m),
+            NetworkEvent::Other { event, data } => {
+                if matches!(event, EventName::PushNameUpdate | EventName::ContactUpdate)
+                    && let Some(pair) = learned_from_contact(&data)
+                {
+                    self.learn(&pair);
                 }
-                let mut envelope = Envelope::now(id, EventName::Message, data);
-                envelope.offline = Some(m.offline);
-                self.bus.publish(envelope);
+                self.publish(event, data);
             }
-            NetworkEvent::Other { event, data } => self.publish(event, data),
         }
+    }
+
+    /// Stores and publishes a message unless it is a duplicate.
+    fn message(&mut self, m: &InboundMessage) {
+        let id = &self.live.id;
+        if !self.dedup.insert(MessageKey::of(m)) {
+            tracing::debug!(session = %id, chat = %m.chat, message_id = %m.message_id, "duplicate message dropped");
+            return;
+        }
+        if let Some(pair) = learned_from_message(m) {
+            self.learn(&pair);
+        }
+        let phones = resolve_phones(m, |lid| self.learned_phone(lid));
+        let data = message_data(m, &phones);
+        let record = MessageRecord {
+            message_id: m.message_id.clone(),
+            session_id: id.clone(),
+            direction: Direction::Inbound,
+            chat: m.chat.clone(),
+            sender: Some(m.participant.clone()),
+            kind: m.message_type.clone(),
+            body: data.clone(),
+            timestamp: m.timestamp,
+        };
+        if let Err(e) = self.store.append_message(&record) {
+            tracing::error!(session = %id, error = %e, "could not store an inbound message");
+        }
+        let mut envelope = Envelope::now(id, EventName::Message, data);
+        envelope.offline = Some(m.offline);
+        self.bus.publish(envelope);
+    }
+
+    fn learn(&self, pair: &LearnedLid) {
+        let id = &self.live.id;
+        match self.store.learn_lid(id, &pair.lid_user, &pair.phone) {
+            Ok(true) => {
+                tracing::debug!(session = %id, lid = %pair.lid_user, "learned a lid's phone")
+            }
+            Ok(false) => {}
+            Err(e) => tracing::error!(session = %id, error = %e, "could not store a lid mapping"),
+        }
+    }
+
+    fn learned_phone(&self, lid_user: &str) -> Option<String> {
+        self.store
+            .lid_phone(&self.live.id, lid_user)
+            .unwrap_or_else(|e| {
+                tracing::error!(session = %self.live.id, error = %e, "could not read the lid mapping");
+                None
+            })
     }
 }

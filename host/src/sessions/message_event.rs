@@ -1,28 +1,31 @@
 //! The `message` event's data, built from an inbound message as the network
-//! decoded it.
+//! decoded it and the phones the gateway resolved for it (see `lid.rs`).
 
 use serde_json::{Value, json};
 
-use crate::domain::jid::{Jid, JidKind};
+use crate::domain::jid::Jid;
 use crate::network::InboundMessage;
 
-/// Phone digits of a user JID; `None` for anything else (an `@lid` is never
-/// converted here).
-fn phone_of(jid: &str) -> Option<String> {
-    Jid::parse(jid)
-        .ok()
-        .filter(|j| j.kind() == JidKind::User)
-        .and_then(|j| j.phone().map(str::to_owned))
+/// The phone numbers (digits) resolved for a message's sender and chat.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Phones {
+    /// The sender's phone; `None` when not known (a valid outcome for an `@lid`).
+    pub from_phone: Option<String>,
+    /// The chat's phone; always `None` for a group chat.
+    pub chat_phone: Option<String>,
 }
 
 /// The `data` object of a `message` event.
-pub fn message_data(m: &InboundMessage) -> Value {
+pub fn message_data(m: &InboundMessage, phones: &Phones) -> Value {
     let is_group = Jid::parse(&m.chat).is_ok_and(|j| j.is_group());
-    let from_phone = phone_of(&m.from).or_else(|| m.from_phone.clone());
-    let chat_phone = if is_group { None } else { phone_of(&m.chat) };
+    let chat_phone = if is_group {
+        None
+    } else {
+        phones.chat_phone.as_deref()
+    };
     json!({
         "from": m.from,
-        "from_phone": from_phone,
+        "from_phone": phones.from_phone,
         "chat": m.chat,
         "chat_phone": chat_phone,
         "quoted_message_id": m.quoted_message_id,
@@ -60,33 +63,61 @@ mod tests {
         }
     }
 
+    fn phones(from: Option<&str>, chat: Option<&str>) -> Phones {
+        Phones {
+            from_phone: from.map(str::to_owned),
+            chat_phone: chat.map(str::to_owned),
+        }
+    }
+
     #[test]
-    fn a_direct_message_from_a_user_carries_both_phones() {
-        let d = message_data(&msg(
-            "4915112345678@s.whatsapp.net",
-            "4915112345678@s.whatsapp.net",
-        ));
+    fn the_resolved_phones_are_carried_as_given() {
+        let d = message_data(
+            &msg(
+                "4915112345678@s.whatsapp.net",
+                "4915112345678@s.whatsapp.net",
+            ),
+            &phones(Some("4915112345678"), Some("4915112345678")),
+        );
         assert_eq!(d["from_phone"], "4915112345678");
         assert_eq!(d["chat_phone"], "4915112345678");
         assert_eq!(d["is_group"], false);
     }
 
     #[test]
-    fn a_lid_sender_stays_a_lid_and_its_phone_is_null_when_unknown() {
-        let d = message_data(&msg("987654321@lid", "987654321@lid"));
+    fn a_lid_sender_stays_a_lid_whatever_its_phone() {
+        let d = message_data(&msg("987654321@lid", "987654321@lid"), &Phones::default());
         assert_eq!(d["from"], "987654321@lid");
         assert!(d["from_phone"].is_null());
         assert!(d["chat_phone"].is_null());
+        let d = message_data(
+            &msg("987654321@lid", "987654321@lid"),
+            &phones(Some("15550001111"), None),
+        );
+        assert_eq!(d["from"], "987654321@lid");
+        assert_eq!(d["from_phone"], "15550001111");
     }
 
     #[test]
     fn a_group_message_has_no_chat_phone() {
-        let d = message_data(&msg(
-            "4915112345678@s.whatsapp.net",
-            "120363000000000001@g.us",
-        ));
+        let d = message_data(
+            &msg("4915112345678@s.whatsapp.net", "120363000000000001@g.us"),
+            &phones(Some("4915112345678"), Some("1")),
+        );
         assert_eq!(d["is_group"], true);
         assert!(d["chat_phone"].is_null());
         assert_eq!(d["from_phone"], "4915112345678");
+    }
+
+    #[test]
+    fn an_ordinary_message_has_null_reply_fields() {
+        let d = message_data(
+            &msg("1555000111@s.whatsapp.net", "1555000111@s.whatsapp.net"),
+            &Phones::default(),
+        );
+        assert!(d["selected_id"].is_null());
+        assert!(d["selected_text"].is_null());
+        assert!(d["native_flow"].is_null());
+        assert!(d["location"].is_null());
     }
 }

@@ -3,8 +3,10 @@
 //! Durable facts (the account, pause, the wish to be connected) are in the
 //! store; the connection status is live and starts `disconnected`.
 
+pub mod dedup;
 mod error;
 mod intake;
+pub mod lid;
 mod lifecycle;
 pub mod message_event;
 
@@ -170,6 +172,7 @@ impl Sessions {
             store: self.inner.store.clone(),
             bus: self.inner.bus.clone(),
             live: live.clone(),
+            dedup: Default::default(),
         };
         self.inner
             .tasks

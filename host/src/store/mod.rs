@@ -7,6 +7,7 @@ mod messages;
 mod sessions;
 mod sim;
 pub mod tables;
+mod webhooks;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

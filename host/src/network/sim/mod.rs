@@ -17,6 +17,7 @@ use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::domain::event::EventName;
 use crate::domain::session::Account;
 use crate::store::{OutboxEntry, SimUser, Store};
 
@@ -93,6 +94,18 @@ impl SimNetwork {
         self.world.deliver(session_id, message).await
     }
 
+    /// Delivers a network-side event (already in its API `data` shape) to a
+    /// session that is online; `NotConnected` otherwise. `disconnected` also
+    /// drops the session's link.
+    pub async fn inject_event(
+        &self,
+        session_id: &str,
+        event: EventName,
+        data: serde_json::Value,
+    ) -> Result<(), NetworkError> {
+        self.world.inject_event(session_id, event, data).await
+    }
+
     /// A fresh message id from the seeded generator.
     pub fn next_message_id(&self) -> String {
         self.world.next_message_id()
@@ -111,6 +124,12 @@ impl SimNetwork {
     /// A registered outside user by phone digits.
     pub fn user(&self, phone: &str) -> Result<Option<SimUser>, NetworkError> {
         self.world.user(phone)
+    }
+
+    /// The registered outside user whose alternate identifier is `lid`
+    /// (`<id>@lid`). Knowing the user does not reveal its phone to sessions.
+    pub fn user_by_lid(&self, lid: &str) -> Result<Option<SimUser>, NetworkError> {
+        self.world.user_by_lid(lid)
     }
 }
 

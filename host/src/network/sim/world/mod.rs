@@ -10,6 +10,7 @@ use tokio_util::task::TaskTracker;
 
 use super::SimConfig;
 
+mod arrivals;
 mod pairing;
 use super::convert::{Sender, to_inbound};
 use super::ids::SimRng;
@@ -291,34 +292,6 @@ impl World {
         })
     }
 
-    /// Hands a message to a session: now when online, queued for its next
-    /// connect (and flagged offline) otherwise.
-    pub(in crate::network::sim) async fn deliver(
-        &self,
-        id: &str,
-        mut message: InboundMessage,
-    ) -> Result<String, NetworkError> {
-        let message_id = message.message_id.clone();
-        let live = self.with(id, |s| {
-            if s.account.is_none() {
-                return Err(NetworkError::InvalidState(format!(
-                    "session `{id}` is not paired; nothing can reach it yet"
-                )));
-            }
-            if s.link == Link::Online {
-                Ok(Some(s.events.clone()))
-            } else {
-                message.offline = true;
-                s.offline_queue.push_back(message.clone());
-                Ok(None)
-            }
-        })??;
-        if let Some(events) = live {
-            emit(&events, NetworkEvent::Message(Box::new(message))).await;
-        }
-        Ok(message_id)
-    }
-
     pub(in crate::network::sim) fn set_faults(
         &self,
         id: &str,
@@ -348,6 +321,14 @@ impl World {
         phone: &str,
     ) -> Result<Option<SimUser>, NetworkError> {
         self.store.get_sim_user(phone).map_err(internal)
+    }
+
+    pub(in crate::network::sim) fn user_by_lid(
+        &self,
+        lid: &str,
+    ) -> Result<Option<SimUser>, NetworkError> {
+        let users = self.store.list_sim_users().map_err(internal)?;
+        Ok(users.into_iter().find(|u| u.lid.as_deref() == Some(lid)))
     }
 }
 

@@ -1,0 +1,437 @@
+//! The `data` shapes of network-side events: which events a network (or the
+//! simulated network's control API) may deliver, and the fields each one must
+//! carry. Extra fields pass through untouched; a field is named in errors as a
+//! path such as `data.pinned`.
+
+use serde_json::Value;
+
+use super::event::EventName;
+use super::send::FieldError;
+
+/// The JSON type a field must have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldType {
+    /// A string.
+    Str,
+    /// A string or `null`.
+    StrOrNull,
+    /// A boolean.
+    Bool,
+    /// An integer.
+    Int,
+    /// An integer or `null`.
+    IntOrNull,
+    /// A number or `null`.
+    NumOrNull,
+    /// An array of strings.
+    StrArray,
+    /// An array of integers.
+    IntArray,
+    /// One of these strings.
+    OneOf(&'static [&'static str]),
+}
+
+impl FieldType {
+    fn accepts(self, v: &Value) -> bool {
+        match self {
+            FieldType::Str => v.is_string(),
+            FieldType::StrOrNull => v.is_string() || v.is_null(),
+            FieldType::Bool => v.is_boolean(),
+            FieldType::Int => v.is_i64() || v.is_u64(),
+            FieldType::IntOrNull => v.is_i64() || v.is_u64() || v.is_null(),
+            FieldType::NumOrNull => v.is_number() || v.is_null(),
+            FieldType::StrArray => v.as_array().is_some_and(|a| a.iter().all(Value::is_string)),
+            FieldType::IntArray => v
+                .as_array()
+                .is_some_and(|a| a.iter().all(|x| x.is_i64() || x.is_u64())),
+            FieldType::OneOf(values) => v.as_str().is_some_and(|s| values.contains(&s)),
+        }
+    }
+
+    fn describe(self) -> String {
+        match self {
+            FieldType::Str => "a string".into(),
+            FieldType::StrOrNull => "a string or null".into(),
+            FieldType::Bool => "a boolean".into(),
+            FieldType::Int => "an integer".into(),
+            FieldType::IntOrNull => "an integer or null".into(),
+            FieldType::NumOrNull => "a number or null".into(),
+            FieldType::StrArray => "an array of strings".into(),
+            FieldType::IntArray => "an array of integers".into(),
+            FieldType::OneOf(values) => format!("one of {}", values.join(", ")),
+        }
+    }
+}
+
+/// One field of an event's data.
+#[derive(Debug, Clone, Copy)]
+pub struct Field {
+    /// The field name.
+    pub name: &'static str,
+    /// Its type.
+    pub ty: FieldType,
+    /// Whether it must be present (a required `…OrNull` field may be `null`).
+    pub required: bool,
+}
+
+const fn req(name: &'static str, ty: FieldType) -> Field {
+    Field {
+        name,
+        ty,
+        required: true,
+    }
+}
+
+const fn opt(name: &'static str, ty: FieldType) -> Field {
+    Field {
+        name,
+        ty,
+        required: false,
+    }
+}
+
+use FieldType::{Bool, Int, IntArray, IntOrNull, NumOrNull, OneOf, Str, StrArray, StrOrNull};
+
+/// Receipt types.
+pub const RECEIPT_TYPES: &[&str] = &["delivered", "read", "played"];
+
+/// The fields of an event's data, in the order of the API reference. Events
+/// the gateway produces itself (and `message`) have no network-side shape here.
+pub fn shape(event: EventName) -> &'static [Field] {
+    match event {
+        EventName::Receipt => {
+            const {
+                &[
+                    req("message_ids", StrArray),
+                    req("chat", Str),
+                    req("sender", Str),
+                    req("type", OneOf(RECEIPT_TYPES)),
+                    req("timestamp", Int),
+                ]
+            }
+        }
+        EventName::Presence => {
+            const {
+                &[
+                    req("jid", Str),
+                    req("available", Bool),
+                    opt("last_seen", IntOrNull),
+                ]
+            }
+        }
+        EventName::ChatPresence => {
+            const {
+                &[
+                    req("chat", Str),
+                    req("sender", Str),
+                    req("state", OneOf(&["composing", "paused"])),
+                    opt("media", OneOf(&["text", "audio"])),
+                ]
+            }
+        }
+        EventName::Disconnected => const { &[req("reason", Str)] },
+        EventName::PairingCodeError => {
+            const {
+                &[
+                    req("error", Str),
+                    req("rejection", StrOrNull),
+                    req("throttled", Bool),
+                    req("retry_after_seconds", NumOrNull),
+                ]
+            }
+        }
+        EventName::GroupUpdate => {
+            const {
+                &[
+                    req("jid", Str),
+                    opt("sender", StrOrNull),
+                    opt("timestamp", Int),
+                    opt("name", StrOrNull),
+                    opt("topic", StrOrNull),
+                    opt("announce", Bool),
+                    opt("locked", Bool),
+                    opt("ephemeral_seconds", IntOrNull),
+                    opt("join", StrArray),
+                    opt("leave", StrArray),
+                    opt("promote", StrArray),
+                    opt("demote", StrArray),
+                    opt("invite_link", StrOrNull),
+                ]
+            }
+        }
+        EventName::JoinedGroup => {
+            const {
+                &[
+                    req("jid", Str),
+                    opt("name", StrOrNull),
+                    opt("reason", StrOrNull),
+                    opt("sender", StrOrNull),
+                    opt("participants", StrArray),
+                ]
+            }
+        }
+        EventName::PictureUpdate => {
+            const {
+                &[
+                    req("jid", Str),
+                    req("action", Str),
+                    opt("author", StrOrNull),
+                    opt("picture_id", StrOrNull),
+                    opt("timestamp", Int),
+                ]
+            }
+        }
+        EventName::UserAboutUpdate => {
+            const { &[req("jid", Str), req("about", Str), opt("timestamp", Int)] }
+        }
+        EventName::PushNameUpdate => {
+            const {
+                &[
+                    req("jid", Str),
+                    req("push_name", Str),
+                    opt("old_push_name", StrOrNull),
+                    opt("lid", Str),
+                ]
+            }
+        }
+        EventName::ContactUpdate => {
+            const {
+                &[
+                    req("jid", Str),
+                    opt("full_name", StrOrNull),
+                    opt("first_name", StrOrNull),
+                    opt("lid", Str),
+                    opt("timestamp", Int),
+                ]
+            }
+        }
+        EventName::DeviceListUpdate => const { &[req("jid", Str), req("devices", IntArray)] },
+        EventName::PinUpdate => {
+            const {
+                &[
+                    req("chat_jid", Str),
+                    req("pinned", Bool),
+                    opt("timestamp", Int),
+                ]
+            }
+        }
+        EventName::MuteUpdate => {
+            const {
+                &[
+                    req("chat_jid", Str),
+                    req("muted", Bool),
+                    opt("mute_end_timestamp", IntOrNull),
+                    opt("timestamp", Int),
+                ]
+            }
+        }
+        EventName::ArchiveUpdate => {
+            const {
+                &[
+                    req("chat_jid", Str),
+                    req("archived", Bool),
+                    opt("timestamp", Int),
+                ]
+            }
+        }
+        EventName::MarkChatAsRead => {
+            const {
+                &[
+                    req("chat_jid", Str),
+                    req("read", Bool),
+                    opt("timestamp", Int),
+                ]
+            }
+        }
+        EventName::UndecryptableMessage => {
+            const {
+                &[
+                    req("chat", Str),
+                    req("sender", Str),
+                    req("message_id", Str),
+                    opt("is_unavailable", Bool),
+                    opt("unavailable_type", StrOrNull),
+                    opt("decrypt_fail_mode", StrOrNull),
+                    opt("timestamp", Int),
+                ]
+            }
+        }
+        EventName::OfflineSyncPreview => {
+            const {
+                &[
+                    req("messages", Int),
+                    opt("notifications", Int),
+                    opt("receipts", Int),
+                    opt("app_data_changes", Int),
+                ]
+            }
+        }
+        EventName::OfflineSyncCompleted => const { &[req("count", Int)] },
+        EventName::AccountLocked => {
+            const {
+                &[
+                    req("reason", Str),
+                    req("cooldown_secs", Int),
+                    req("cooldown_until", Int),
+                ]
+            }
+        }
+        EventName::CallLogSync => {
+            const {
+                &[
+                    req("call_creator_jid", Str),
+                    req("call_id", Str),
+                    req("from_me", Bool),
+                    req("timestamp", Int),
+                    req("from_full_sync", Bool),
+                    req("record", Str),
+                ]
+            }
+        }
+        EventName::StreamError => const { &[req("code", Str)] },
+        EventName::EncDecryptFailed => {
+            const {
+                &[
+                    req("chat", Str),
+                    req("sender", Str),
+                    req("message_id", Str),
+                    req("enc_index", Int),
+                    req("enc_type", Str),
+                    req("reason", Str),
+                ]
+            }
+        }
+        EventName::ClientOutdated
+        | EventName::Message
+        | EventName::Connected
+        | EventName::LoggedOut
+        | EventName::QrCode
+        | EventName::PairCode
+        | EventName::BlastProgress
+        | EventName::BlastCompleted => const { &[] },
+    }
+}
+
+/// Whether a network may deliver this event as-is. Not `message` (a message
+/// is decoded, deduplicated and enriched), not the lifecycle events the
+/// gateway produces itself (`qr_code`, `pair_code`, `connected`,
+/// `logged_out`) and not the blast events.
+pub fn network_side(event: EventName) -> bool {
+    !matches!(
+        event,
+        EventName::Message
+            | EventName::QrCode
+            | EventName::PairCode
+            | EventName::Connected
+            | EventName::LoggedOut
+            | EventName::BlastProgress
+            | EventName::BlastCompleted
+    )
+}
+
+/// Checks an event's data: an object whose fields of [`shape`] are present
+/// when required and of the right type.
+pub fn validate(event: EventName, data: &Value) -> Result<(), FieldError> {
+    let obj = data
+        .as_object()
+        .ok_or_else(|| FieldError::new("data", "must be a JSON object"))?;
+    for f in shape(event) {
+        match obj.get(f.name) {
+            None if f.required => {
+                return Err(FieldError::new(
+                    format!("data.{}", f.name),
+                    format!("is required for `{event}` ({})", f.ty.describe()),
+                ));
+            }
+            Some(v) if !f.ty.accepts(v) => {
+                return Err(FieldError::new(
+                    format!("data.{}", f.name),
+                    format!("must be {}", f.ty.describe()),
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn field_of(event: EventName, data: Value) -> String {
+        validate(event, &data).unwrap_err().field
+    }
+
+    #[test]
+    fn twenty_four_events_are_network_side() {
+        let count = EventName::ALL.iter().filter(|e| network_side(**e)).count();
+        assert_eq!(count, 24);
+        assert!(!network_side(EventName::Message));
+        assert!(!network_side(EventName::BlastCompleted));
+        assert!(network_side(EventName::Disconnected));
+    }
+
+    #[test]
+    fn data_must_be_an_object() {
+        assert_eq!(field_of(EventName::ClientOutdated, json!([])), "data");
+        assert!(validate(EventName::ClientOutdated, &json!({})).is_ok());
+    }
+
+    #[test]
+    fn a_pin_update_needs_a_chat_and_a_boolean_pinned() {
+        let ok = json!({ "chat_jid": "1@s.whatsapp.net", "pinned": true });
+        assert!(validate(EventName::PinUpdate, &ok).is_ok());
+        assert_eq!(
+            field_of(
+                EventName::PinUpdate,
+                json!({ "chat_jid": "x", "pinned": "yes" })
+            ),
+            "data.pinned"
+        );
+        assert_eq!(
+            field_of(EventName::PinUpdate, json!({ "pinned": false })),
+            "data.chat_jid"
+        );
+    }
+
+    #[test]
+    fn a_required_nullable_field_may_be_null_but_not_missing() {
+        let ok = json!({ "error": "e", "rejection": null, "throttled": false, "retry_after_seconds": null });
+        assert!(validate(EventName::PairingCodeError, &ok).is_ok());
+        let with_number = json!({ "error": "e", "rejection": "RateOverlimit", "throttled": true, "retry_after_seconds": 2.5 });
+        assert!(validate(EventName::PairingCodeError, &with_number).is_ok());
+        let missing = json!({ "error": "e", "throttled": false, "retry_after_seconds": null });
+        assert_eq!(
+            field_of(EventName::PairingCodeError, missing),
+            "data.rejection"
+        );
+    }
+
+    #[test]
+    fn integers_are_told_apart_from_other_numbers() {
+        let data = json!({ "chat": "c", "sender": "s", "message_id": "m", "enc_index": 1.5, "enc_type": "pkmsg", "reason": "r" });
+        assert_eq!(
+            field_of(EventName::EncDecryptFailed, data),
+            "data.enc_index"
+        );
+    }
+
+    #[test]
+    fn optional_fields_are_checked_only_when_present_and_extra_fields_pass() {
+        let ok = json!({ "jid": "1@s.whatsapp.net", "available": false, "extra": 1 });
+        assert!(validate(EventName::Presence, &ok).is_ok());
+        let bad = json!({ "jid": "1@s.whatsapp.net", "available": false, "last_seen": "now" });
+        assert_eq!(field_of(EventName::Presence, bad), "data.last_seen");
+    }
+
+    #[test]
+    fn enumerated_strings_are_checked() {
+        let data = json!({ "message_ids": ["A"], "chat": "c", "sender": "s", "type": "seen", "timestamp": 1 });
+        assert_eq!(field_of(EventName::Receipt, data), "data.type");
+        let data = json!({ "chat": "c", "sender": "s", "state": "recording" });
+        assert_eq!(field_of(EventName::ChatPresence, data), "data.state");
+    }
+}
