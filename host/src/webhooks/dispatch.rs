@@ -171,7 +171,15 @@ impl Dispatcher {
 
     async fn attempt(&self, mut d: Delivery) {
         d.attempts += 1;
-        let outcome = self.send(&d).await;
+        let outcome = tokio::select! {
+            // Stopping must not wait for a slow receiver: the delivery goes to
+            // the DLQ (receivers deduplicate on the delivery id if it did arrive).
+            _ = self.shared.cancel.cancelled() => {
+                self.dead_letter(d, "the gateway stopped during the delivery attempt".into());
+                return;
+            }
+            outcome = self.send(&d) => outcome,
+        };
         let now = Instant::now();
         match outcome {
             Ok(()) => {
