@@ -3,7 +3,16 @@
 
 mod auth;
 mod errors;
+mod intake;
+mod message_types;
 mod messaging;
 mod persistence;
 mod send_kinds;
 mod sessions;
+mod sim_events;
+mod stream;
+mod webhook_delivery;
+mod webhook_dlq;
+mod webhook_signature;
+mod webhook_suspension;
+mod webhooks;

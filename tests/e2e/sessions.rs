@@ -117,10 +117,11 @@ async fn pairing_validates_the_phone_number_and_refuses_one_in_use() {
         )
         .await
         .expect_error(400, "invalid_field");
-    server
+    let msg = server
         .post("/api/v1/sessions/b/pair", json!({}))
         .await
-        .expect_error(400, "invalid_body");
+        .expect_error(400, "invalid_field");
+    assert!(msg.contains("`phone_number` is required"), "{msg}");
     server
         .post(
             "/api/v1/sessions/b/pair",

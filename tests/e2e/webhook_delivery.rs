@@ -1,13 +1,13 @@
-//! Delivery of events to webhooks: the envelope and headers, the v2
-//! signature, retries and their pauses, timeouts, 4xx rules, isolation of a
-//! hanging target, and subscription filters.
+//! Delivery of events to webhooks: the envelope and headers, retries and
+//! their pauses, timeouts, 4xx rules, isolation of a hanging target, and
+//! subscription filters.
 
 use serde_json::{Value, json};
-use switchboard_tests::receiver::{
-    Received, Respond, TestReceiver, add_webhook, diagnostic, inbound, ms, quiet_period,
-    unix_now, verify_v2, wait_for_diagnostic, wait_for_dlq,
-};
 use switchboard_tests::TestServer;
+use switchboard_tests::receiver::{
+    Received, Respond, TestReceiver, add_webhook, diagnostic, inbound, ms, quiet_period, unix_now,
+    wait_for_diagnostic, wait_for_dlq,
+};
 
 const SIGNATURE_HEADERS: [&str; 3] = [
     "x-webhook-timestamp",
@@ -44,7 +44,10 @@ async fn an_event_is_posted_as_the_envelope_with_event_and_delivery_id_headers()
     assert_eq!(got.method, "POST");
     assert_eq!(got.path, "/hook");
     let content_type = got.header("content-type").unwrap_or_default();
-    assert!(content_type.starts_with("application/json"), "{content_type}");
+    assert!(
+        content_type.starts_with("application/json"),
+        "{content_type}"
+    );
     assert_eq!(got.event(), "message");
     assert!(
         switchboard_tests::receiver::is_uuid(got.delivery_id()),
@@ -82,44 +85,15 @@ async fn an_event_is_posted_as_the_envelope_with_event_and_delivery_id_headers()
     let envelope = disconnected.json();
     assert_eq!(envelope["event"], "disconnected");
     assert_eq!(envelope["session_id"], "s");
-    assert!(envelope.get("offline").is_none(), "offline is for messages only: {envelope}");
+    assert!(
+        envelope.get("offline").is_none(),
+        "offline is for messages only: {envelope}"
+    );
     assert_ne!(
         disconnected.delivery_id(),
         got.delivery_id(),
         "each event has its own delivery id"
     );
-}
-
-#[tokio::test]
-async fn a_signed_delivery_verifies_with_an_independent_hmac_over_timestamp_dot_body() {
-    let server = TestServer::start().await;
-    server.paired_session("s").await;
-    let rx = TestReceiver::start().await;
-    add_webhook(&server, "s", json!({ "url": rx.url(), "secret": "top-secret" })).await;
-
-    let before = unix_now();
-    inbound(&server, "s", "signed").await;
-    let got = rx.wait_for(1).await.remove(0);
-    assert_eq!(got.header("x-webhook-signature-version"), Some("v2"));
-    let sig = got.header("x-webhook-signature").expect("a signature");
-    let hex = sig.strip_prefix("sha256=").expect("sha256= prefix");
-    assert_eq!(hex.len(), 64, "{sig}");
-    assert!(
-        hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)),
-        "lowercase hex: {sig}"
-    );
-    let ts: i64 = got
-        .header("x-webhook-timestamp")
-        .expect("a timestamp")
-        .parse()
-        .expect("integer seconds");
-    assert!(ts >= before - 1 && ts <= unix_now() + 1, "timestamp {ts}");
-
-    assert!(verify_v2("top-secret", &got), "the signature verifies");
-    assert!(!verify_v2("wrong-secret", &got), "not with another secret");
-    let mut tampered = got.clone();
-    tampered.body.push(b' ');
-    assert!(!verify_v2("top-secret", &tampered), "not over another body");
 }
 
 #[tokio::test]
@@ -132,7 +106,12 @@ async fn a_failed_delivery_is_retried_then_dead_lettered() {
     server.paired_session("s").await;
     let rx = TestReceiver::start().await;
     rx.set(Respond::Status(500));
-    add_webhook(&server, "s", json!({ "url": rx.url(), "events": ["message"] })).await;
+    add_webhook(
+        &server,
+        "s",
+        json!({ "url": rx.url(), "events": ["message"] }),
+    )
+    .await;
 
     let before = unix_now();
     inbound(&server, "s", "doomed").await;
@@ -145,7 +124,10 @@ async fn a_failed_delivery_is_retried_then_dead_lettered() {
 
     assert_eq!(entries.len(), 1, "{entries:?}");
     let e = &entries[0];
-    assert!(switchboard_tests::receiver::is_uuid(e["id"].as_str().unwrap()), "{e}");
+    assert!(
+        switchboard_tests::receiver::is_uuid(e["id"].as_str().unwrap()),
+        "{e}"
+    );
     assert_eq!(e["session_id"], "s");
     assert_eq!(e["webhook_url"], rx.url());
     assert_eq!(e["event"], "message");
@@ -160,7 +142,10 @@ async fn a_failed_delivery_is_retried_then_dead_lettered() {
     let d = diagnostic(&server, "s", &rx.url()).await;
     assert_eq!(d["consecutive_failures"], 3, "{d}");
     assert_eq!(d["circuit_open"], false, "below the threshold: {d}");
-    assert!(d["last_error"].as_str().unwrap_or_default().contains("500"), "{d}");
+    assert!(
+        d["last_error"].as_str().unwrap_or_default().contains("500"),
+        "{d}"
+    );
 }
 
 #[tokio::test]
@@ -184,7 +169,11 @@ async fn a_delivery_that_succeeds_on_a_retry_is_not_dead_lettered() {
     .await;
     quiet_period().await;
     assert_eq!(rx.count(), 3, "no attempt after the success");
-    assert!(switchboard_tests::receiver::dlq(&server, "s").await.is_empty());
+    assert!(
+        switchboard_tests::receiver::dlq(&server, "s")
+            .await
+            .is_empty()
+    );
 }
 
 #[tokio::test]
@@ -198,14 +187,22 @@ async fn a_target_that_never_answers_times_out_and_is_dead_lettered_as_timed_out
     server.paired_session("s").await;
     let rx = TestReceiver::start().await;
     rx.set(Respond::Hang);
-    add_webhook(&server, "s", json!({ "url": rx.url(), "events": ["message"] })).await;
+    add_webhook(
+        &server,
+        "s",
+        json!({ "url": rx.url(), "events": ["message"] }),
+    )
+    .await;
 
     inbound(&server, "s", "into the void").await;
     let entries = wait_for_dlq(&server, "s", 1).await;
     let got = rx.requests();
     assert_eq!(got.len(), 2);
     same_delivery(&got);
-    assert!(got[1].at - got[0].at >= ms(300), "the retry waits for the timeout");
+    assert!(
+        got[1].at - got[0].at >= ms(300),
+        "the retry waits for the timeout"
+    );
     let e = &entries[0];
     assert_eq!(e["attempts"], 2);
     let last_error = e["last_error"].as_str().unwrap_or_default().to_lowercase();
@@ -225,7 +222,12 @@ async fn with_retry_on_4xx_off_a_404_is_dead_lettered_at_once_but_408_and_429_ar
     for status in [404u16, 408, 429] {
         let rx = TestReceiver::start().await;
         rx.set(Respond::Status(status));
-        add_webhook(&server, "s", json!({ "url": rx.url(), "events": ["message"] })).await;
+        add_webhook(
+            &server,
+            "s",
+            json!({ "url": rx.url(), "events": ["message"] }),
+        )
+        .await;
         receivers.push((status, rx));
     }
 
@@ -252,12 +254,22 @@ async fn with_retry_on_4xx_on_a_404_is_retried() {
     server.paired_session("s").await;
     let rx = TestReceiver::start().await;
     rx.set(Respond::Status(404));
-    add_webhook(&server, "s", json!({ "url": rx.url(), "events": ["message"] })).await;
+    add_webhook(
+        &server,
+        "s",
+        json!({ "url": rx.url(), "events": ["message"] }),
+    )
+    .await;
 
     inbound(&server, "s", "404").await;
     let entries = wait_for_dlq(&server, "s", 1).await;
     assert_eq!(entries[0]["attempts"], 2);
-    assert!(entries[0]["last_error"].as_str().unwrap_or_default().contains("404"));
+    assert!(
+        entries[0]["last_error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("404")
+    );
     same_delivery(&rx.requests());
     assert_eq!(rx.count(), 2);
 }
@@ -266,13 +278,24 @@ async fn with_retry_on_4xx_on_a_404_is_retried() {
 async fn a_hanging_webhook_does_not_delay_a_healthy_one_of_the_same_session() {
     // The timeout outlasts the test's patience: if the healthy webhook waited
     // for the hanging one, it would never see its events in time.
-    let server = TestServer::start_with(|c| c.webhooks.timeout = std::time::Duration::from_secs(120)).await;
+    let server =
+        TestServer::start_with(|c| c.webhooks.timeout = std::time::Duration::from_secs(120)).await;
     server.paired_session("s").await;
     let hanging = TestReceiver::start().await;
     hanging.set(Respond::Hang);
     let healthy = TestReceiver::start().await;
-    add_webhook(&server, "s", json!({ "url": hanging.url(), "events": ["message"] })).await;
-    add_webhook(&server, "s", json!({ "url": healthy.url(), "events": ["message"] })).await;
+    add_webhook(
+        &server,
+        "s",
+        json!({ "url": hanging.url(), "events": ["message"] }),
+    )
+    .await;
+    add_webhook(
+        &server,
+        "s",
+        json!({ "url": healthy.url(), "events": ["message"] }),
+    )
+    .await;
 
     inbound(&server, "s", "one").await;
     let stuck = hanging.wait_for(1).await.remove(0);
@@ -286,9 +309,15 @@ async fn a_hanging_webhook_does_not_delay_a_healthy_one_of_the_same_session() {
         hanging.unanswered() >= 1,
         "…and while the hanging request was still open"
     );
-    let texts: Vec<Value> = got.iter().map(|r| r.json()["data"]["text"].clone()).collect();
+    let texts: Vec<Value> = got
+        .iter()
+        .map(|r| r.json()["data"]["text"].clone())
+        .collect();
     assert_eq!(texts.len(), 2);
-    assert!(texts.contains(&json!("one")) && texts.contains(&json!("two")), "{texts:?}");
+    assert!(
+        texts.contains(&json!("one")) && texts.contains(&json!("two")),
+        "{texts:?}"
+    );
 }
 
 #[tokio::test]
@@ -299,7 +328,12 @@ async fn a_webhook_gets_only_the_events_it_subscribed_to() {
     let messages = TestReceiver::start().await;
     let connection = TestReceiver::start().await;
     add_webhook(&server, "s", json!({ "url": all.url(), "events": ["all"] })).await;
-    add_webhook(&server, "s", json!({ "url": messages.url(), "events": ["message"] })).await;
+    add_webhook(
+        &server,
+        "s",
+        json!({ "url": messages.url(), "events": ["message"] }),
+    )
+    .await;
     add_webhook(
         &server,
         "s",

@@ -16,7 +16,10 @@ fn replay_path(id: &Value) -> String {
 fn text_of(entry: &Value) -> String {
     let payload = entry["payload"].as_str().expect("a payload string");
     let envelope: Value = serde_json::from_str(payload).expect("the payload is the envelope JSON");
-    envelope["data"]["text"].as_str().unwrap_or_default().to_owned()
+    envelope["data"]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
 }
 
 #[tokio::test]
@@ -39,7 +42,10 @@ async fn the_dead_letter_queue_and_its_secret_survive_a_restart() {
     server.restart().await;
     server.wait_for_status("s", "logged_in").await;
     let after = dlq(&server, "s").await;
-    assert_eq!(after, before, "the entry is listed unchanged after a restart");
+    assert_eq!(
+        after, before,
+        "the entry is listed unchanged after a restart"
+    );
     let hooks = server.get("/api/v1/sessions/s/webhooks").await.expect(200);
     assert_eq!(hooks["count"], 1, "webhooks survive a restart too: {hooks}");
 
@@ -68,7 +74,12 @@ async fn the_dead_letter_queue_keeps_only_the_newest_entries_up_to_its_capacity(
     server.paired_session("s").await;
     let rx = TestReceiver::start().await;
     rx.set(Respond::Status(500));
-    add_webhook(&server, "s", json!({ "url": rx.url(), "events": ["message"] })).await;
+    add_webhook(
+        &server,
+        "s",
+        json!({ "url": rx.url(), "events": ["message"] }),
+    )
+    .await;
 
     for (i, text) in ["m1", "m2", "m3"].into_iter().enumerate() {
         inbound(&server, "s", text).await;
@@ -89,7 +100,8 @@ async fn the_dead_letter_queue_keeps_only_the_newest_entries_up_to_its_capacity(
 }
 
 #[tokio::test]
-async fn a_replayed_entry_is_removed_and_redelivered_with_the_same_delivery_id_and_a_fresh_signature() {
+async fn a_replayed_entry_is_removed_and_redelivered_with_the_same_delivery_id_and_a_fresh_signature()
+ {
     let server = TestServer::start_with(|c| c.webhooks.max_attempts = 1).await;
     server.paired_session("s").await;
     let rx = TestReceiver::start().await;
@@ -115,9 +127,15 @@ async fn a_replayed_entry_is_removed_and_redelivered_with_the_same_delivery_id_a
     // Timestamps are in seconds: let one pass so a fresh one can be told apart.
     tokio::time::sleep(ms(1100)).await;
     rx.set(Respond::Ok);
-    let answer = server.post_empty(&replay_path(&entry["id"])).await.expect(200);
+    let answer = server
+        .post_empty(&replay_path(&entry["id"]))
+        .await
+        .expect(200);
     assert_eq!(answer["success"], true, "{answer}");
-    assert!(!answer["message"].as_str().unwrap_or_default().is_empty(), "{answer}");
+    assert!(
+        !answer["message"].as_str().unwrap_or_default().is_empty(),
+        "{answer}"
+    );
     assert!(
         dlq(&server, "s").await.is_empty(),
         "the entry is removed as the replay is scheduled"
@@ -125,13 +143,20 @@ async fn a_replayed_entry_is_removed_and_redelivered_with_the_same_delivery_id_a
 
     let replayed = rx.wait_for(2).await.remove(1);
     assert_eq!(replayed.event(), "message");
-    assert_eq!(replayed.delivery_id(), first.delivery_id(), "same event, same delivery id");
+    assert_eq!(
+        replayed.delivery_id(),
+        first.delivery_id(),
+        "same event, same delivery id"
+    );
     assert_eq!(
         replayed.body,
         entry["payload"].as_str().unwrap().as_bytes(),
         "the stored payload, verbatim"
     );
-    assert!(verify_v2("replay-secret", &replayed), "signed like a fresh event");
+    assert!(
+        verify_v2("replay-secret", &replayed),
+        "signed like a fresh event"
+    );
     let ts = |r: &switchboard_tests::receiver::Received| -> i64 {
         r.header("x-webhook-timestamp").unwrap().parse().unwrap()
     };
@@ -156,14 +181,25 @@ async fn a_replay_that_fails_again_is_queued_as_a_new_entry() {
     server.paired_session("s").await;
     let rx = TestReceiver::start().await;
     rx.set(Respond::Status(503));
-    add_webhook(&server, "s", json!({ "url": rx.url(), "events": ["message"] })).await;
+    add_webhook(
+        &server,
+        "s",
+        json!({ "url": rx.url(), "events": ["message"] }),
+    )
+    .await;
     inbound(&server, "s", "hopeless").await;
     let old = wait_for_dlq(&server, "s", 1).await.remove(0);
     assert_eq!(rx.count(), 2);
 
-    server.post_empty(&replay_path(&old["id"])).await.expect(200);
+    server
+        .post_empty(&replay_path(&old["id"]))
+        .await
+        .expect(200);
     let new = eventually("the failed replay dead-lettered anew", || async {
-        dlq(&server, "s").await.into_iter().find(|e| e["id"] != old["id"])
+        dlq(&server, "s")
+            .await
+            .into_iter()
+            .find(|e| e["id"] != old["id"])
     })
     .await;
     assert_ne!(new["id"], old["id"], "a new entry with a new id");
@@ -171,7 +207,12 @@ async fn a_replay_that_fails_again_is_queued_as_a_new_entry() {
     assert_eq!(new["webhook_url"], old["webhook_url"]);
     assert_eq!(new["event"], "message");
     assert_eq!(new["attempts"], 2, "the replay went through the retry path");
-    assert!(new["last_error"].as_str().unwrap_or_default().contains("503"));
+    assert!(
+        new["last_error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("503")
+    );
     let got = rx.requests();
     assert_eq!(got.len(), 4);
     assert!(

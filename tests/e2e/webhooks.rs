@@ -2,11 +2,11 @@
 //! validation; the status diagnostics; what a session delete removes.
 
 use serde_json::{Value, json};
+use switchboard_tests::TestServer;
 use switchboard_tests::receiver::{
-    Respond, TestReceiver, add_webhook, diagnostics, dlq, inbound, is_uuid, quiet_period,
+    Respond, TestReceiver, add_webhook, diagnostics, dlq, inbound, is_uuid, ms, quiet_period,
     wait_for_dlq,
 };
-use switchboard_tests::TestServer;
 
 const HOOKS: &str = "/api/v1/sessions/s/webhooks";
 
@@ -63,8 +63,23 @@ async fn a_registered_webhook_answers_201_defaults_to_all_events_and_is_listed()
 async fn registration_refuses_bad_urls_unknown_events_and_empty_event_lists() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
+    // A missing `url` is the whole body not fitting: like every endpoint that
+    // deserializes its body (pair's `{}` is `invalid_body`), either code is
+    // fine as long as the message names the field.
+    let missing = server.post(HOOKS, json!({})).await;
+    assert_eq!(missing.status.as_u16(), 400, "{}", missing.body);
+    let code = missing.body["error"]["code"].as_str().unwrap_or_default();
+    assert!(
+        ["invalid_body", "invalid_field"].contains(&code),
+        "{}",
+        missing.body
+    );
+    let message = missing.body["error"]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(message.contains("url"), "{message}");
+
     let cases = [
-        (json!({}), "url"),
         (json!({ "url": 5 }), "url"),
         (json!({ "url": "ftp://127.0.0.1:9/x" }), "url"),
         (json!({ "url": "not a url" }), "url"),
@@ -77,7 +92,10 @@ async fn registration_refuses_bad_urls_unknown_events_and_empty_event_lists() {
             json!({ "url": "http://127.0.0.1:9/x", "events": ["message", "hologram"] }),
             "events",
         ),
-        (json!({ "url": "http://127.0.0.1:9/x", "events": [] }), "events"),
+        (
+            json!({ "url": "http://127.0.0.1:9/x", "events": [] }),
+            "events",
+        ),
     ];
     for (body, field) in cases {
         let message = server
@@ -90,7 +108,10 @@ async fn registration_refuses_bad_urls_unknown_events_and_empty_event_lists() {
         );
     }
     let list = server.get(HOOKS).await.expect(200);
-    assert_eq!(list["count"], 0, "a refused request changes nothing: {list}");
+    assert_eq!(
+        list["count"], 0,
+        "a refused request changes nothing: {list}"
+    );
 
     server
         .post(
@@ -200,7 +221,12 @@ async fn the_status_reports_one_diagnostics_entry_per_distinct_webhook_url() {
     let a = TestReceiver::start().await;
     let b = TestReceiver::start().await;
     add_webhook(&server, "s", json!({ "url": a.url() })).await;
-    add_webhook(&server, "s", json!({ "url": a.url(), "events": ["message"] })).await;
+    add_webhook(
+        &server,
+        "s",
+        json!({ "url": a.url(), "events": ["message"] }),
+    )
+    .await;
     add_webhook(&server, "s", json!({ "url": b.url(), "secret": "x" })).await;
 
     let diags = diagnostics(&server, "s").await;
@@ -252,7 +278,9 @@ async fn replaying_an_unknown_dead_letter_entry_is_a_404() {
         .await
         .expect_error(404, "dlq_entry_not_found");
     server
-        .post_empty("/api/v1/sessions/nobody/webhooks/dlq/00000000-0000-4000-8000-000000000000/replay")
+        .post_empty(
+            "/api/v1/sessions/nobody/webhooks/dlq/00000000-0000-4000-8000-000000000000/replay",
+        )
         .await
         .expect_error(404, "session_not_found");
 }
@@ -280,10 +308,47 @@ async fn deleting_the_session_removes_its_webhooks_and_dead_letters() {
     assert!(diagnostics(&server, "s").await.is_empty());
 
     let fresh = TestReceiver::start().await;
-    add_webhook(&server, "s", json!({ "url": fresh.url(), "events": ["message"] })).await;
+    add_webhook(
+        &server,
+        "s",
+        json!({ "url": fresh.url(), "events": ["message"] }),
+    )
+    .await;
     inbound(&server, "s", "new life").await;
     fresh.wait_for(1).await;
     quiet_period().await;
     assert_eq!(old.count(), 1, "the old webhook is gone for good");
     assert!(dlq(&server, "s").await.is_empty());
+}
+
+#[tokio::test]
+async fn a_retry_still_pending_when_the_session_is_deleted_leaves_no_dead_letter_behind() {
+    let server = TestServer::start_with(|c| {
+        c.webhooks.max_attempts = 2;
+        c.webhooks.retry_delays = vec![ms(400)];
+    })
+    .await;
+    server.paired_session("s").await;
+    let rx = TestReceiver::start().await;
+    rx.set(Respond::Status(500));
+    add_webhook(
+        &server,
+        "s",
+        json!({ "url": rx.url(), "events": ["message"] }),
+    )
+    .await;
+    inbound(&server, "s", "in flight").await;
+    rx.wait_for(1).await;
+
+    // The first attempt failed; its retry is waiting. Delete and re-create.
+    server.delete("/api/v1/sessions/s").await.expect(200);
+    server.paired_session("s").await;
+    // Long enough for the pending retry to have run and failed if it still runs.
+    tokio::time::sleep(ms(800)).await;
+    quiet_period().await;
+    let entries = dlq(&server, "s").await;
+    assert!(
+        entries.is_empty(),
+        "the old session's delivery must not surface in the new session's DLQ: {entries:?}"
+    );
 }

@@ -2,6 +2,7 @@
 //! data directory, and a real HTTP client that speaks to it.
 
 pub mod receiver;
+pub mod sse;
 
 use std::future::Future;
 use std::time::Duration;

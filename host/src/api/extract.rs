@@ -54,6 +54,13 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
                 "malformed_json",
                 format!("the body is not valid JSON: {inner}"),
             )
+        } else if let Some(field) = missing_field(&inner.to_string()) {
+            let full = if path == "." || path.is_empty() {
+                field
+            } else {
+                format!("{path}.{field}")
+            };
+            ApiError::invalid_field(&full, "is required")
         } else if path == "." || path.is_empty() {
             ApiError::bad_request(
                 "invalid_body",
@@ -66,6 +73,12 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             )
         }
     })
+}
+
+/// The field named by serde's "missing field `x`" error.
+fn missing_field(message: &str) -> Option<String> {
+    let rest = message.strip_prefix("missing field `")?;
+    rest.split_once('`').map(|(field, _)| field.to_owned())
 }
 
 /// Drops serde_json's trailing ` at line N column M`: the field path says where.

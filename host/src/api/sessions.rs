@@ -150,8 +150,13 @@ async fn delete(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<Value>> {
-    state.sessions.delete(&id).await?;
+    if !state.sessions.exists(&id) {
+        return Err(crate::sessions::SessionError::NotFound(id).into());
+    }
+    // Retire pending deliveries first, so none can dead-letter into the
+    // session's rows after the cascade removed them.
     state.webhooks.forget_session(&id);
+    state.sessions.delete(&id).await?;
     Ok(Json(
         json!({ "success": true, "message": format!("session `{id}` and everything stored for it were deleted") }),
     ))

@@ -4,7 +4,7 @@
 //! circuit decides what is attempted at all. On shutdown, whatever is queued or
 //! waiting for a retry is dead-lettered rather than lost.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::Bytes;
@@ -45,6 +45,11 @@ pub struct Delivery {
     pub attempts: u32,
     /// This delivery is the single probe of a suspended URL.
     pub probe: bool,
+    /// The session's generation when the event happened; a delivery of an
+    /// older generation belongs to a deleted session and is dropped.
+    pub generation: u64,
+    /// Replayed from the DLQ: it goes to its stored URL even if the webhook is gone.
+    pub replayed: bool,
 }
 
 struct Shared {
@@ -54,6 +59,8 @@ struct Shared {
     client: reqwest::Client,
     circuits: Mutex<HashMap<String, Circuit>>,
     queues: Mutex<HashMap<String, mpsc::Sender<Delivery>>>,
+    generations: Mutex<HashMap<String, u64>>,
+    retired_webhooks: Mutex<HashSet<String>>,
     tasks: TaskTracker,
     cancel: CancellationToken,
 }
@@ -91,6 +98,8 @@ impl Dispatcher {
                 client,
                 circuits: Mutex::new(HashMap::new()),
                 queues: Mutex::new(HashMap::new()),
+                generations: Mutex::new(HashMap::new()),
+                retired_webhooks: Mutex::new(HashSet::new()),
                 tasks,
                 cancel,
             }),
@@ -102,6 +111,52 @@ impl Dispatcher {
             .circuits
             .lock()
             .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The current generation of a session (bumped when it is deleted).
+    pub fn generation(&self, session_id: &str) -> u64 {
+        let map = self
+            .shared
+            .generations
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        map.get(session_id).copied().unwrap_or(0)
+    }
+
+    /// Drops every queued or pending delivery of a deleted session.
+    pub fn retire_session(&self, session_id: &str) {
+        let mut map = self
+            .shared
+            .generations
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        *map.entry(session_id.to_owned()).or_insert(0) += 1;
+    }
+
+    /// Drops every queued or pending delivery of a deleted webhook (replays excepted).
+    pub fn retire_webhook(&self, webhook_id: &str) {
+        let mut set = self
+            .shared
+            .retired_webhooks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        set.insert(webhook_id.to_owned());
+    }
+
+    /// Whether a delivery belongs to a deleted session or webhook.
+    fn is_stale(&self, d: &Delivery) -> bool {
+        if d.generation != self.generation(&d.session_id) {
+            return true;
+        }
+        if d.replayed {
+            return false;
+        }
+        let set = self
+            .shared
+            .retired_webhooks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        d.webhook_id.as_ref().is_some_and(|id| set.contains(id))
     }
 
     /// Hands a fresh event to its URL, unless the URL is suspended (then it is
@@ -170,6 +225,10 @@ impl Dispatcher {
     }
 
     async fn attempt(&self, mut d: Delivery) {
+        if self.is_stale(&d) {
+            tracing::debug!(session = %d.session_id, url = %d.url, "delivery dropped: its session or webhook was deleted");
+            return;
+        }
         d.attempts += 1;
         let outcome = tokio::select! {
             // Stopping must not wait for a slow receiver: the delivery goes to
@@ -279,6 +338,9 @@ impl Dispatcher {
 
     /// Moves a delivery to the session's dead-letter queue.
     pub fn dead_letter(&self, d: Delivery, last_error: String) {
+        if self.is_stale(&d) {
+            return;
+        }
         let entry = DlqEntry {
             id: uuid::Uuid::new_v4().to_string(),
             session_id: d.session_id,

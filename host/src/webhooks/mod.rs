@@ -245,6 +245,8 @@ impl Webhooks {
             payload: Bytes::from(entry.payload),
             attempts: 0,
             probe: false,
+            generation: self.inner.dispatcher.generation(session_id),
+            replayed: true,
         });
         Ok(())
     }
@@ -267,8 +269,10 @@ impl Webhooks {
             .collect()
     }
 
-    /// Drops the cached webhooks of a deleted session (the store cascade removed the rows).
+    /// Forgets a deleted session: its cached webhooks (the store cascade removed
+    /// the rows) and every delivery of it still queued or waiting for a retry.
     pub fn forget_session(&self, session_id: &str) {
+        self.inner.dispatcher.retire_session(session_id);
         self.set_hooks(session_id, Vec::new());
     }
 }
@@ -298,6 +302,7 @@ impl Subscriber for Webhooks {
     fn accept(&self, envelope: &Arc<Envelope>) {
         let hooks = self.hooks(&envelope.session_id);
         let mut payload: Option<Bytes> = None;
+        let generation = self.inner.dispatcher.generation(&envelope.session_id);
         for hook in hooks
             .iter()
             .filter(|h| h.enabled && h.wants(envelope.event))
@@ -322,6 +327,8 @@ impl Subscriber for Webhooks {
                 payload: body,
                 attempts: 0,
                 probe: false,
+                generation,
+                replayed: false,
             });
         }
     }
