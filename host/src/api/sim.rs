@@ -1,6 +1,7 @@
 //! The simulated network's control API (`/api/v1/sim/...`): register outside
-//! users, complete pairing, inject inbound messages, set send faults and read
-//! what the network received.
+//! users, complete pairing, inject inbound messages (with the sender's phone
+//! beside an `@lid`, or delivered twice), set send faults and read what the
+//! network received. Network-side events are in `sim_events.rs`.
 
 use axum::Router;
 use axum::extract::State;

@@ -30,8 +30,24 @@ impl SendCore {
         session_id: &str,
         request: SendRequest,
     ) -> Result<MessageRecord, SessionError> {
+        self.send_with_id(session_id, request, &new_message_id())
+            .await
+    }
+
+    /// Sends under a caller-chosen message id. Blasts and the scheduler choose
+    /// the id before the first attempt and keep it, so a send interrupted by a
+    /// crash can be checked with [`SendCore::has_sent`] instead of repeated,
+    /// and a repeat of the same id is one message on the network.
+    pub async fn send_with_id(
+        &self,
+        session_id: &str,
+        request: SendRequest,
+        message_id: &str,
+    ) -> Result<MessageRecord, SessionError> {
         let (client, account) = self.sessions.sender(session_id)?;
-        let receipt = client.send(&request.to, &request.content).await?;
+        let receipt = client
+            .send(message_id, &request.to, &request.content)
+            .await?;
         let record = MessageRecord {
             message_id: receipt.message_id,
             session_id: session_id.to_owned(),
@@ -49,5 +65,39 @@ impl SendCore {
         }
         tracing::info!(session = %session_id, kind = %record.kind, message_id = %record.message_id, "message sent");
         Ok(record)
+    }
+}
+
+impl SendCore {
+    /// Whether the network already has a message with this id from the
+    /// session; `None` when the backend cannot tell.
+    pub async fn has_sent(
+        &self,
+        session_id: &str,
+        message_id: &str,
+    ) -> Result<Option<bool>, SessionError> {
+        let client = self.sessions.client(session_id)?;
+        Ok(client.has_sent(message_id).await?)
+    }
+}
+
+/// A new message id in the network's style: `3EB0` and 16 upper-case hex digits.
+pub fn new_message_id() -> String {
+    let b = uuid::Uuid::new_v4().into_bytes();
+    let n = u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+    format!("3EB0{n:016X}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::new_message_id;
+
+    #[test]
+    fn message_ids_look_like_the_networks_and_do_not_repeat() {
+        let a = new_message_id();
+        assert_eq!(a.len(), 20);
+        assert!(a.starts_with("3EB0"));
+        assert!(a[4..].chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_lowercase()));
+        assert_ne!(a, new_message_id());
     }
 }

@@ -193,6 +193,17 @@ pub trait NetworkSession: Send + Sync + 'static {
     /// and unpaired.
     async fn request_pair_code(&self, phone: &str) -> Result<String, NetworkError>;
 
-    /// Sends one message.
-    async fn send(&self, to: &Jid, content: &OutboundContent) -> Result<SendReceipt, NetworkError>;
+    /// Sends one message under `message_id`, which the sender chose (as
+    /// linked-device clients do), so a retry after a crash can be recognised.
+    async fn send(
+        &self,
+        message_id: &str,
+        to: &Jid,
+        content: &OutboundContent,
+    ) -> Result<SendReceipt, NetworkError>;
+
+    /// Whether the network already accepted a message with this id from this
+    /// session: `Some(answer)` when the backend can tell, `None` when it cannot
+    /// (a real network keeps no such record for the client).
+    async fn has_sent(&self, message_id: &str) -> Result<Option<bool>, NetworkError>;
 }

@@ -344,6 +344,11 @@ impl Sessions {
         Ok((live.client.clone(), record.account))
     }
 
+    /// The network client of a session, whatever its state.
+    pub fn client(&self, id: &str) -> Result<Arc<dyn NetworkSession>, SessionError> {
+        Ok(self.live(id)?.client.clone())
+    }
+
     /// Whether a session exists.
     pub fn exists(&self, id: &str) -> bool {
         self.live(id).is_ok()

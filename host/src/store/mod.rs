@@ -119,6 +119,7 @@ impl Store {
             tx.open_table(tables::MESSAGES)?;
             tx.open_table(tables::SIM_USERS)?;
             tx.open_table(tables::SIM_OUTBOX)?;
+            tx.open_table(tables::SIM_OUTBOX_IDS)?;
             tx.open_table(tables::LID_MAP)?;
             tx.open_table(tables::WEBHOOKS)?;
             tx.open_table(tables::WEBHOOK_DLQ)?;

@@ -2,7 +2,9 @@
 
 use redb::ReadableTable;
 
-use super::tables::{LID_MAP, MESSAGES, SESSIONS, SIM_OUTBOX, WEBHOOK_DLQ, WEBHOOKS};
+use super::tables::{
+    LID_MAP, MESSAGES, SESSIONS, SIM_OUTBOX, SIM_OUTBOX_IDS, WEBHOOK_DLQ, WEBHOOKS,
+};
 use super::{Store, StoreResult, decode, delete_session_keys, delete_session_range, encode};
 use crate::domain::session::SessionRecord;
 
@@ -64,6 +66,7 @@ impl Store {
                 delete_session_range(tx, SIM_OUTBOX, id)?;
                 delete_session_range(tx, WEBHOOK_DLQ, id)?;
                 delete_session_keys(tx, LID_MAP, id)?;
+                delete_session_keys(tx, SIM_OUTBOX_IDS, id)?;
                 delete_session_keys(tx, WEBHOOKS, id)?;
             }
             Ok(existed)

@@ -5,7 +5,7 @@
 use redb::ReadableTable;
 use serde::{Deserialize, Serialize};
 
-use super::tables::{OUTBOX_SEQ_KEY, SIM_OUTBOX, SIM_USERS};
+use super::tables::{OUTBOX_SEQ_KEY, SIM_OUTBOX, SIM_OUTBOX_IDS, SIM_USERS};
 use super::{Store, StoreResult, decode, encode, next_seq, page_newest_first};
 
 /// A user of the simulated network who is not a session of this gateway.
@@ -82,7 +82,30 @@ impl Store {
             let seq = next_seq(tx, OUTBOX_SEQ_KEY)?;
             tx.open_table(SIM_OUTBOX)?
                 .insert((session_id, seq), bytes.as_slice())?;
+            tx.open_table(SIM_OUTBOX_IDS)?
+                .insert((session_id, entry.message_id.as_str()), seq)?;
             Ok(())
+        })
+    }
+
+    /// The outbox entry a session sent under `message_id`, if any.
+    pub fn find_outbox(
+        &self,
+        session_id: &str,
+        message_id: &str,
+    ) -> StoreResult<Option<OutboxEntry>> {
+        self.read(|tx| {
+            let Some(seq) = tx
+                .open_table(SIM_OUTBOX_IDS)?
+                .get((session_id, message_id))?
+                .map(|v| v.value())
+            else {
+                return Ok(None);
+            };
+            let t = tx.open_table(SIM_OUTBOX)?;
+            t.get((session_id, seq))?
+                .map(|v| decode(v.value()))
+                .transpose()
         })
     }
 

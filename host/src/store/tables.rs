@@ -21,6 +21,10 @@ pub const SIM_USERS: TableDefinition<&str, &[u8]> = TableDefinition::new("sim_us
 /// (session id, sequence number).
 pub const SIM_OUTBOX: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("sim_outbox_v1");
 
+/// Simulated network: index of the outbox by (session id, message id) → outbox sequence.
+pub const SIM_OUTBOX_IDS: TableDefinition<(&str, &str), u64> =
+    TableDefinition::new("sim_outbox_ids_v1");
+
 /// `META` key of the schema version the file was created with.
 pub const SCHEMA_VERSION_KEY: &str = "schema_version";
 

@@ -40,7 +40,16 @@ impl NetworkSession for SimClient {
         self.world.request_pair_code(&self.id, phone).await
     }
 
-    async fn send(&self, to: &Jid, content: &OutboundContent) -> Result<SendReceipt, NetworkError> {
-        self.world.send(&self.id, to, content).await
+    async fn send(
+        &self,
+        message_id: &str,
+        to: &Jid,
+        content: &OutboundContent,
+    ) -> Result<SendReceipt, NetworkError> {
+        self.world.send(&self.id, message_id, to, content).await
+    }
+
+    async fn has_sent(&self, message_id: &str) -> Result<Option<bool>, NetworkError> {
+        self.world.has_sent(&self.id, message_id).map(Some)
     }
 }

@@ -233,6 +233,7 @@ impl World {
     pub(in crate::network::sim) async fn send(
         &self,
         id: &str,
+        message_id: &str,
         to: &Jid,
         content: &OutboundContent,
     ) -> Result<SendReceipt, NetworkError> {
@@ -257,7 +258,15 @@ impl World {
                 "group {to_str} does not exist on the simulated network"
             )));
         }
-        let message_id = self.next_message_id();
+        // The network keeps one message per id: a resend of an id it already
+        // has is acknowledged with the original receipt and not delivered again.
+        if let Some(original) = self.store.find_outbox(id, message_id).map_err(internal)? {
+            return Ok(SendReceipt {
+                message_id: original.message_id,
+                timestamp: original.timestamp,
+            });
+        }
+        let message_id = message_id.to_owned();
         let timestamp = unix_now();
         let body = serde_json::to_value(content).map_err(internal)?;
         let entry = OutboxEntry {
@@ -298,6 +307,19 @@ impl World {
         faults: Faults,
     ) -> Result<(), NetworkError> {
         self.with(id, |s| s.faults = faults)
+    }
+
+    pub(in crate::network::sim) fn has_sent(
+        &self,
+        id: &str,
+        message_id: &str,
+    ) -> Result<bool, NetworkError> {
+        self.with(id, |_| ())?;
+        Ok(self
+            .store
+            .find_outbox(id, message_id)
+            .map_err(internal)?
+            .is_some())
     }
 
     pub(in crate::network::sim) fn outbox(
