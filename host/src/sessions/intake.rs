@@ -33,11 +33,20 @@ impl Intake {
     pub async fn run(mut self, mut rx: mpsc::Receiver<NetworkEvent>, cancel: CancellationToken) {
         loop {
             tokio::select! {
-                _ = cancel.cancelled() => return,
+                // Events first: what is already queued is handled before a stop.
+                biased;
                 ev = rx.recv() => match ev {
                     Some(ev) => self.handle(ev),
                     None => return,
                 },
+                _ = cancel.cancelled() => {
+                    // Stopping: handle what the network already handed over, so
+                    // a message received just before shutdown is still stored.
+                    while let Ok(ev) = rx.try_recv() {
+                        self.handle(ev);
+                    }
+                    return;
+                }
             }
         }
     }
