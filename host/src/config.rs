@@ -7,7 +7,10 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
+use crate::blast::config::BlastConfig;
 use crate::network::sim::SimConfig;
+use crate::scheduler::config::ScheduleConfig;
+use crate::sessions::ReconnectConfig;
 use crate::webhooks::config::{SecsList, WebhookConfig, parse_secs, parse_secs_list};
 
 /// Everything the server needs to start.
@@ -29,6 +32,12 @@ pub struct Config {
     pub sim: SimConfig,
     /// Webhook delivery knobs.
     pub webhooks: WebhookConfig,
+    /// Auto-reconnect and account-lock timing.
+    pub reconnect: ReconnectConfig,
+    /// Scheduled-send knobs.
+    pub schedule: ScheduleConfig,
+    /// Blast worker knobs.
+    pub blasts: BlastConfig,
 }
 
 impl Config {
@@ -43,6 +52,9 @@ impl Config {
             sim_enabled: true,
             sim: SimConfig::default(),
             webhooks: WebhookConfig::default(),
+            reconnect: ReconnectConfig::default(),
+            schedule: ScheduleConfig::default(),
+            blasts: BlastConfig::default(),
         }
     }
 }
@@ -136,6 +148,39 @@ pub struct ServeArgs {
     /// Allow webhook URLs on loopback, private, link-local and other internal addresses.
     #[arg(long, env = "WEBHOOK_ALLOW_PRIVATE", default_value_t = false, action = clap::ArgAction::Set)]
     pub webhook_allow_private: bool,
+    /// Pauses before automatic reconnect attempts after a drop, in seconds: the
+    /// first, then one step per consecutive failure; the last repeats.
+    #[arg(long, env = "SWITCHBOARD_RECONNECT_DELAYS_SECS", default_value = "1,2,5,10,30,60", value_parser = parse_secs_list)]
+    pub reconnect_delays_secs: SecsList,
+    /// Account-lock cooldowns in seconds: repeated locks of a session walk the
+    /// list; the last step repeats.
+    #[arg(long, env = "ACCOUNT_LOCK_BACKOFF_SECS", default_value = "300,900,3600", value_parser = parse_secs_list)]
+    pub account_lock_backoff_secs: SecsList,
+    /// How long a trust contact token lives on the sim before it can be pruned, in seconds.
+    #[arg(long, env = "SWITCHBOARD_SIM_TCTOKEN_LIFETIME_SECS", default_value = "604800", value_parser = parse_secs)]
+    pub sim_tctoken_lifetime_secs: std::time::Duration,
+    /// How long a due scheduled send waits for its session to be able to send
+    /// (paused, disconnected) before it fails, in seconds.
+    #[arg(long, env = "SWITCHBOARD_SCHEDULE_MAX_WAIT_SECS", default_value = "86400", value_parser = parse_secs)]
+    pub schedule_max_wait_secs: std::time::Duration,
+    /// Network attempts per scheduled send before it fails.
+    #[arg(long, env = "SWITCHBOARD_SCHEDULE_MAX_ATTEMPTS", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub schedule_max_attempts: u32,
+    /// Pauses before the 2nd, 3rd… attempt of a scheduled send after a network
+    /// failure, in seconds; then the last repeats.
+    #[arg(long, env = "SWITCHBOARD_SCHEDULE_RETRY_DELAYS_SECS", default_value = "10,60", value_parser = parse_secs_list)]
+    pub schedule_retry_delays_secs: SecsList,
+    /// How often an idle blast worker looks for work anyway, in milliseconds
+    /// (it is also woken at once on create, retry and a session connecting).
+    #[arg(long, env = "SWITCHBOARD_BLAST_IDLE_POLL_MS", default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub blast_idle_poll_ms: u64,
+    /// How long a blast whose session cannot send is set aside before the
+    /// worker looks at the session again, in milliseconds.
+    #[arg(long, env = "SWITCHBOARD_BLAST_OFFLINE_RETRY_MS", default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub blast_offline_retry_ms: u64,
+    /// Most recipients in one blast.
+    #[arg(long, env = "SWITCHBOARD_BLAST_MAX_RECIPIENTS", default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub blast_max_recipients: u64,
 }
 
 impl ServeArgs {
@@ -153,6 +198,7 @@ impl ServeArgs {
                 auto_pair: self.sim_auto_pair,
                 pair_delay: Duration::from_millis(self.sim_pair_delay_ms),
                 qr_interval: Duration::from_millis(self.sim_qr_interval_ms.max(1)),
+                tctoken_lifetime: self.sim_tctoken_lifetime_secs,
             },
             webhooks: WebhookConfig {
                 max_attempts: self.webhook_retry_max_attempts,
@@ -166,6 +212,20 @@ impl ServeArgs {
                 timeout: self.webhook_timeout_secs,
                 allow_private: self.webhook_allow_private,
                 ..WebhookConfig::default()
+            },
+            reconnect: ReconnectConfig {
+                delays: self.reconnect_delays_secs.0.clone(),
+                lock_backoff: self.account_lock_backoff_secs.0.clone(),
+            },
+            schedule: ScheduleConfig {
+                max_wait: self.schedule_max_wait_secs,
+                max_attempts: self.schedule_max_attempts,
+                retry_delays: self.schedule_retry_delays_secs.0.clone(),
+            },
+            blasts: BlastConfig {
+                idle_poll: Duration::from_millis(self.blast_idle_poll_ms),
+                offline_retry: Duration::from_millis(self.blast_offline_retry_ms),
+                max_recipients: usize::try_from(self.blast_max_recipients).unwrap_or(usize::MAX),
             },
         }
     }

@@ -12,14 +12,18 @@
 //! - [`network`]: the [`network::Network`] seam and its backends
 //! - [`sessions`]: the session registry, lifecycle and intake of network events
 //! - [`messages`]: the one send core every outbound message goes through
+//! - [`scheduler`]: sends stored for a later `send_at` and the task that sends them
 //! - [`events`]: the event bus that fans envelopes out to subscribers
+//! - [`blast`]: paced bulk sends (blasts) and the one worker that sends them
 
 pub mod api;
+pub mod blast;
 pub mod config;
 pub mod domain;
 pub mod events;
 pub mod messages;
 pub mod network;
+pub mod scheduler;
 pub mod server;
 pub mod sessions;
 pub mod store;

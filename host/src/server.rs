@@ -13,11 +13,13 @@ use tokio_util::task::TaskTracker;
 use tower_http::trace::TraceLayer;
 
 use crate::api::{self, AppState};
+use crate::blast::Blasts;
 use crate::config::Config;
 use crate::events::EventBus;
 use crate::messages::SendCore;
 use crate::network::Network;
 use crate::network::sim::SimNetwork;
+use crate::scheduler::Scheduler;
 use crate::sessions::Sessions;
 use crate::store::Store;
 use crate::token::{self, TokenSource};
@@ -74,6 +76,7 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
         events.clone(),
         networks,
         config.network.clone(),
+        config.reconnect.clone(),
         background_stop.clone(),
         tasks.clone(),
     );
@@ -85,14 +88,38 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
     )
     .context("could not start webhook delivery")?;
     events.add_subscriber(Arc::new(webhooks.clone()));
+    // Subscribed before sessions are restored, so no `connected` is missed.
+    let send = SendCore::new(sessions.clone(), store.clone());
+    let scheduler = Scheduler::new(
+        store.clone(),
+        send.clone(),
+        sessions.clone(),
+        config.schedule.clone(),
+    );
+    events.add_subscriber(scheduler.subscriber());
     // Also ends the event streams, so the graceful shutdown does not wait on them.
     let http_stop = CancellationToken::new();
     let restored = sessions
         .restore()
         .await
         .context("could not restore sessions")?;
+    scheduler.start(background_stop.clone(), &tasks);
+    // After the restore: the worker first resolves sends a stop interrupted,
+    // which needs the sessions attached.
+    let blasts = Blasts::start(
+        store.clone(),
+        send.clone(),
+        sessions.clone(),
+        events.clone(),
+        config.blasts.clone(),
+        background_stop.clone(),
+        tasks.clone(),
+    );
+    events.add_subscriber(blasts.waker());
     let state = AppState {
-        send: SendCore::new(sessions.clone(), store.clone()),
+        send,
+        scheduler,
+        blasts,
         sessions: sessions.clone(),
         store,
         sim,

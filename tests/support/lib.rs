@@ -118,6 +118,23 @@ impl TestServer {
         self.running = Some(running);
     }
 
+    /// Stops the server gracefully, awaits `while_down` with the data
+    /// directory (the store is closed: it may be opened), then starts the
+    /// server again on it.
+    pub async fn restart_after<F, Fut>(&mut self, while_down: F)
+    where
+        F: FnOnce(std::path::PathBuf) -> Fut,
+        Fut: Future<Output = ()>,
+    {
+        self.stop_running().await;
+        while_down(self.dir.path().to_owned()).await;
+        let running = switchboard::start(self.config.clone())
+            .await
+            .expect("server restarts");
+        self.base = running.base_url();
+        self.running = Some(running);
+    }
+
     async fn stop_running(&mut self) {
         if let Some(r) = self.running.take() {
             r.shutdown().await.expect("clean shutdown");

@@ -1,8 +1,10 @@
-//! Sending messages (`POST /sessions/{id}/messages/{kind}`) and reading the
-//! stored history (`GET /sessions/{id}/messages`).
+//! Sending messages (`POST /sessions/{id}/messages/{kind}`, now or, with a
+//! future `send_at`, scheduled) and reading the stored history
+//! (`GET /sessions/{id}/messages`).
 
 use axum::Router;
 use axum::extract::State;
+use axum::http::StatusCode;
 use axum::response::Json;
 use axum::routing::{get, post};
 use serde_json::{Value, json};
@@ -10,6 +12,7 @@ use serde_json::{Value, json};
 use super::AppState;
 use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath, ApiQuery, Paging};
+use super::scheduled;
 use crate::domain::send::{SendKind, SendRequest};
 
 /// The message routes.
@@ -23,7 +26,7 @@ async fn send(
     State(state): State<AppState>,
     ApiPath((id, kind)): ApiPath<(String, String)>,
     ApiJson(body): ApiJson<Value>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<(StatusCode, Json<Value>)> {
     let kind = SendKind::parse(&kind).ok_or_else(|| {
         let known: Vec<&str> = SendKind::ALL.iter().map(|k| k.as_str()).collect();
         ApiError::not_found(
@@ -37,13 +40,20 @@ async fn send(
     if !state.sessions.exists(&id) {
         return Err(crate::sessions::SessionError::NotFound(id).into());
     }
+    if let Some(send_at) = scheduled::future_send_at(&body)? {
+        let request = SendRequest::from_json(kind, body.clone())?;
+        return scheduled::schedule(&state, &id, &request, body, send_at);
+    }
     let request = SendRequest::from_json(kind, body)?;
     let record = state.send.send(&id, request).await?;
-    Ok(Json(json!({
-        "message_id": record.message_id,
-        "to": record.chat,
-        "timestamp": record.timestamp,
-    })))
+    Ok((
+        StatusCode::OK,
+        Json(json!({
+            "message_id": record.message_id,
+            "to": record.chat,
+            "timestamp": record.timestamp,
+        })),
+    ))
 }
 
 async fn list(

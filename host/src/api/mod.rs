@@ -2,12 +2,16 @@
 //! authentication. Only this module knows HTTP.
 
 pub mod auth;
+mod blasts;
 pub mod error;
 pub mod extract;
+mod groups;
 mod health;
 mod messages;
+mod scheduled;
 mod sessions;
 mod sim;
+mod sim_groups;
 mod sim_events;
 mod stream;
 mod webhooks;
@@ -20,9 +24,11 @@ use axum::http::StatusCode;
 use axum::middleware::from_fn_with_state;
 use tokio_util::sync::CancellationToken;
 
+use crate::blast::Blasts;
 use crate::events::EventBus;
 use crate::messages::SendCore;
 use crate::network::sim::SimNetwork;
+use crate::scheduler::Scheduler;
 use crate::sessions::Sessions;
 use crate::store::Store;
 use crate::webhooks::Webhooks;
@@ -35,6 +41,10 @@ pub struct AppState {
     pub sessions: Sessions,
     /// The send core.
     pub send: SendCore,
+    /// The scheduler of sends with a future `send_at`.
+    pub scheduler: Scheduler,
+    /// The blast service (create, cancel, retry; the worker runs on its own).
+    pub blasts: Blasts,
     /// The store.
     pub store: Store,
     /// The simulated network, when enabled.
@@ -56,10 +66,16 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
     let mut api = Router::new()
         .merge(sessions::routes())
         .merge(messages::routes())
+        .merge(groups::routes())
+        .merge(blasts::routes())
+        .merge(scheduled::routes())
         .merge(stream::routes())
         .merge(webhooks::routes());
     if state.sim.is_some() {
-        api = api.merge(sim::routes()).merge(sim_events::routes());
+        api = api
+            .merge(sim::routes())
+            .merge(sim_events::routes())
+            .merge(sim_groups::routes());
     }
     let api = api.route_layer(from_fn_with_state(state.clone(), auth::require_token));
     Router::new()

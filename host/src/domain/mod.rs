@@ -1,7 +1,9 @@
 //! Pure domain types: no I/O, no HTTP, no storage.
 
+pub mod contact;
 pub mod event;
 pub mod event_data;
+pub mod group;
 pub mod jid;
 pub mod message;
 pub mod send;

@@ -7,6 +7,9 @@
 //! `whatsapp` feature, the real network. Group, contact, token, spam-report and
 //! app-state operations join this trait with the issues that expose them.
 
+pub mod account;
+pub mod contacts;
+pub mod groups;
 pub mod sim;
 
 use std::sync::Arc;
@@ -156,6 +159,13 @@ pub enum NetworkEvent {
         /// The event data.
         data: serde_json::Value,
     },
+    /// Address-book contacts from app-state sync (full or incremental).
+    Contacts(contacts::ContactSync),
+    /// The network locked the account and closed the socket (credentials kept).
+    AccountLocked {
+        /// The lock reason the network gave.
+        reason: String,
+    },
 }
 
 /// A network backend: attaches sessions and forgets them.
@@ -178,7 +188,9 @@ pub trait Network: Send + Sync + 'static {
 
 /// The client of one attached session.
 #[async_trait]
-pub trait NetworkSession: Send + Sync + 'static {
+pub trait NetworkSession:
+    groups::GroupOps + contacts::ContactOps + account::AccountOps + Send + Sync + 'static
+{
     /// Opens the connection. Returns once the attempt has started; progress
     /// (QR codes, login, failure) arrives as events. Idempotent.
     async fn connect(&self) -> Result<(), NetworkError>;

@@ -26,6 +26,8 @@ pub(super) struct Intake {
     pub live: Arc<Live>,
     /// The keys of the last messages seen; memory only.
     pub dedup: MessageDedup,
+    /// Decides about reconnects after drops and account locks.
+    pub supervisor: super::reconnect::Supervisor,
 }
 
 impl Intake {
@@ -81,6 +83,7 @@ impl Intake {
                 if let Err(e) = self.store.modify_session(id, |r| r.account = Some(account)) {
                     tracing::error!(session = %id, error = %e, "could not store the paired account");
                 }
+                self.fresh_pair();
             }
             NetworkEvent::LoggedIn => {
                 self.live.update(|s| {
@@ -89,6 +92,7 @@ impl Intake {
                     s.last_error = None;
                 });
                 tracing::info!(session = %id, "session logged in");
+                self.supervisor.logged_in(&self.live);
                 self.publish(EventName::Connected, json!({}));
             }
             NetworkEvent::Disconnected { reason } => {
@@ -98,6 +102,7 @@ impl Intake {
                 });
                 tracing::info!(session = %id, %reason, "session disconnected");
                 self.publish(EventName::Disconnected, json!({ "reason": reason }));
+                self.supervisor.dropped(&self.live);
             }
             NetworkEvent::LoggedOut { reason } => {
                 if let Err(e) = self.store.modify_session(id, |r| {
@@ -120,8 +125,11 @@ impl Intake {
                 {
                     self.learn(&pair);
                 }
+                self.contact_event(event, &data);
                 self.publish(event, data);
             }
+            NetworkEvent::Contacts(sync) => self.contacts_synced(&sync),
+            NetworkEvent::AccountLocked { reason } => self.account_locked(&reason),
         }
     }
 
@@ -136,6 +144,7 @@ impl Intake {
             self.learn(&pair);
         }
         let phones = resolve_phones(m, |lid| self.learned_phone(lid));
+        self.contact_from_message(m, &phones);
         let data = message_data(m, &phones);
         let record = MessageRecord {
             message_id: m.message_id.clone(),

@@ -14,6 +14,8 @@ impl Sessions {
             return Err(SessionError::Paused(id.to_owned()));
         }
         self.modify(id, |r| r.want_connected = true)?;
+        // A manual connect lifts an account-lock cooldown and goes at once.
+        self.live(id)?.watch.lift();
         self.connect_live(id).await?;
         self.get(id)
     }

@@ -4,11 +4,14 @@
 //! store; the connection status is live and starts `disconnected`.
 
 pub mod dedup;
+mod directory;
 mod error;
 mod intake;
 pub mod lid;
 mod lifecycle;
 pub mod message_event;
+mod operations;
+pub mod reconnect;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -18,6 +21,8 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 pub use error::SessionError;
+pub use operations::ContactPage;
+pub use reconnect::{ReconnectConfig, ReconnectStatus};
 
 use crate::domain::jid::Jid;
 use crate::domain::session::{Account, SessionRecord, SessionStatus, validate_session_id};
@@ -43,6 +48,7 @@ pub struct Live {
     pub id: String,
     client: Arc<dyn NetworkSession>,
     state: Mutex<LiveState>,
+    watch: reconnect::Watch,
 }
 
 impl Live {
@@ -84,6 +90,7 @@ struct Inner {
     networks: HashMap<&'static str, Arc<dyn Network>>,
     default_network: String,
     live: RwLock<HashMap<String, Arc<Live>>>,
+    reconnect: ReconnectConfig,
     cancel: CancellationToken,
     tasks: TaskTracker,
 }
@@ -101,6 +108,7 @@ impl Sessions {
         bus: EventBus,
         networks: Vec<Arc<dyn Network>>,
         default_network: String,
+        reconnect: ReconnectConfig,
         cancel: CancellationToken,
         tasks: TaskTracker,
     ) -> Self {
@@ -112,6 +120,7 @@ impl Sessions {
                 networks,
                 default_network,
                 live: RwLock::new(HashMap::new()),
+                reconnect,
                 cancel,
                 tasks,
             }),
@@ -167,12 +176,16 @@ impl Sessions {
                 qr: None,
                 last_error: None,
             }),
+            watch: Default::default(),
         });
         let intake = Intake {
             store: self.inner.store.clone(),
             bus: self.inner.bus.clone(),
             live: live.clone(),
             dedup: Default::default(),
+            supervisor: reconnect::Supervisor {
+                inner: Arc::downgrade(&self.inner),
+            },
         };
         self.inner
             .tasks

@@ -2,10 +2,15 @@
 //! directory). Every write is one transaction: a crash leaves either the whole
 //! change or none of it.
 
+mod blasts;
+mod contacts;
 mod lid;
 mod messages;
+mod scheduled;
 mod sessions;
 mod sim;
+mod sim_account;
+mod sim_groups;
 pub mod tables;
 mod webhooks;
 
@@ -16,7 +21,10 @@ use redb::{Database, ReadTransaction, ReadableDatabase, ReadableTable, WriteTran
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+pub use scheduled::DueEntry;
 pub use sim::{OutboxEntry, SimUser};
+pub use sim_account::{SimAddressEntry, SimTcToken};
+pub use sim_groups::{SimGroup, SimMember, SimTopic};
 use tables::{META, SCHEMA_VERSION_KEY};
 
 /// The schema version this build writes. A file created by a newer build is
@@ -120,9 +128,20 @@ impl Store {
             tx.open_table(tables::SIM_USERS)?;
             tx.open_table(tables::SIM_OUTBOX)?;
             tx.open_table(tables::SIM_OUTBOX_IDS)?;
+            tx.open_table(tables::SIM_GROUPS)?;
             tx.open_table(tables::LID_MAP)?;
             tx.open_table(tables::WEBHOOKS)?;
             tx.open_table(tables::WEBHOOK_DLQ)?;
+            tx.open_table(tables::CONTACTS)?;
+            tx.open_table(tables::SIM_ADDRESS_BOOK)?;
+            tx.open_table(tables::SIM_APP_STATE)?;
+            tx.open_table(tables::SIM_TCTOKENS)?;
+            blasts::create_tables(&tx)?;
+            tx.open_table(tables::SCHEDULED)?;
+            tx.open_table(tables::SCHEDULED_BODIES)?;
+            tx.open_table(tables::SCHEDULED_IDS)?;
+            tx.open_table(tables::SCHEDULED_DUE)?;
+            tx.open_table(tables::SCHEDULED_WAITING)?;
         }
         tx.commit()?;
         Ok(())

@@ -68,6 +68,10 @@ impl Store {
                 delete_session_keys(tx, LID_MAP, id)?;
                 delete_session_keys(tx, SIM_OUTBOX_IDS, id)?;
                 delete_session_keys(tx, WEBHOOKS, id)?;
+                super::contacts::delete_session_contacts(tx, id)?;
+                super::sim_account::delete_session_sim_account(tx, id)?;
+                super::blasts::delete_session_blasts(tx, id)?;
+                super::scheduled::delete_session_scheduled(tx, id)?;
             }
             Ok(existed)
         })

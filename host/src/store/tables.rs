@@ -25,6 +25,10 @@ pub const SIM_OUTBOX: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new
 pub const SIM_OUTBOX_IDS: TableDefinition<(&str, &str), u64> =
     TableDefinition::new("sim_outbox_ids_v1");
 
+/// Simulated network: groups by group id (the digits before `@g.us`). Network
+/// state: a group outlives the sessions that are its members.
+pub const SIM_GROUPS: TableDefinition<&str, &[u8]> = TableDefinition::new("sim_groups_v1");
+
 /// `META` key of the schema version the file was created with.
 pub const SCHEMA_VERSION_KEY: &str = "schema_version";
 
@@ -46,3 +50,69 @@ pub const WEBHOOK_DLQ: TableDefinition<(&str, u64), &[u8]> = TableDefinition::ne
 
 /// `META` key of the next dead-letter sequence number.
 pub const DLQ_SEQ_KEY: &str = "webhook_dlq_seq";
+
+/// Scheduled sends: (session id, scheduled id) → record document. Scheduled
+/// ids are time-ordered, so a reverse range scan lists a session's newest first.
+pub const SCHEDULED: TableDefinition<(&str, &str), &[u8]> = TableDefinition::new("scheduled_v1");
+
+/// The request body of each scheduled send that is not yet terminal:
+/// (session id, scheduled id) → the JSON body as posted (without `send_at`).
+pub const SCHEDULED_BODIES: TableDefinition<(&str, &str), &[u8]> =
+    TableDefinition::new("scheduled_bodies_v1");
+
+/// Every scheduled id → its session id: the fleet-wide listing, newest first.
+pub const SCHEDULED_IDS: TableDefinition<&str, &str> = TableDefinition::new("scheduled_ids_v1");
+
+/// The scheduler's due index: (due Unix milliseconds, scheduled id) → session
+/// id, one row per scheduled send with work left; the first row is the next wake-up.
+pub const SCHEDULED_DUE: TableDefinition<(u64, &str), &str> =
+    TableDefinition::new("scheduled_due_v1");
+
+/// Due sends parked until their session can send: (session id, scheduled id)
+/// → the wait's deadline (Unix milliseconds, also their due-index key).
+pub const SCHEDULED_WAITING: TableDefinition<(&str, &str), u64> =
+    TableDefinition::new("scheduled_waiting_v1");
+
+/// Blast jobs: (session id, job sequence) → job document. The sequence grows
+/// with every job of the instance, so it is also the creation order.
+pub const BLAST_JOBS: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("blast_jobs_v1");
+
+/// Index of blast jobs: (session id, job id) → job sequence.
+pub const BLAST_JOB_IDS: TableDefinition<(&str, &str), u64> =
+    TableDefinition::new("blast_job_ids_v1");
+
+/// The body of each blast job, apart so status checks never decode media:
+/// (session id, job sequence) → body document.
+pub const BLAST_BODIES: TableDefinition<(&str, u64), &[u8]> =
+    TableDefinition::new("blast_bodies_v1");
+
+/// Blast recipients: (session id, job sequence, recipient id) → recipient document.
+pub const BLAST_RECIPIENTS: TableDefinition<(&str, u64, u64), &[u8]> =
+    TableDefinition::new("blast_recipients_v1");
+
+/// Recipients a blast of the session sent to: (session id, JID) → sequence of
+/// the job that sent first (for `dedup_across_jobs`).
+pub const BLAST_SENT: TableDefinition<(&str, &str), u64> = TableDefinition::new("blast_sent_v1");
+
+/// `META` key of the next blast job sequence number.
+pub const BLAST_SEQ_KEY: &str = "blast_job_seq";
+
+/// The contact directory of each session: (session id, user JID) → stored contact document.
+pub const CONTACTS: TableDefinition<(&str, &str), &[u8]> = TableDefinition::new("contacts_v1");
+
+/// Simulated network: each session's address book, (session id, phone) → entry document.
+pub const SIM_ADDRESS_BOOK: TableDefinition<(&str, &str), &[u8]> =
+    TableDefinition::new("sim_address_book_v1");
+
+/// `META` key of the next sim address-book version.
+pub const ADDRESS_BOOK_SEQ_KEY: &str = "sim_address_book_seq";
+
+/// Simulated network: the app-state version each session's device holds,
+/// (session id, collection) → version.
+pub const SIM_APP_STATE: TableDefinition<(&str, &str), u64> =
+    TableDefinition::new("sim_app_state_v1");
+
+/// Simulated network: trust contact tokens in each session's device store,
+/// (session id, JID) → token document.
+pub const SIM_TCTOKENS: TableDefinition<(&str, &str), &[u8]> =
+    TableDefinition::new("sim_tctokens_v1");

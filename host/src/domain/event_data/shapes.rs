@@ -77,6 +77,7 @@ pub fn shape(event: EventName) -> &'static [Field] {
                     opt("timestamp", Int),
                     opt("name", StrOrNull),
                     opt("topic", StrOrNull),
+                    opt("topic_id", StrOrNull),
                     opt("announce", Bool),
                     opt("locked", Bool),
                     opt("ephemeral_seconds", IntOrNull),
@@ -85,6 +86,9 @@ pub fn shape(event: EventName) -> &'static [Field] {
                     opt("promote", StrArray),
                     opt("demote", StrArray),
                     opt("invite_link", StrOrNull),
+                    opt("membership_approval_mode", OneOf(&["off", "on"])),
+                    opt("member_add_mode", OneOf(&["admin_add", "all_member_add"])),
+                    opt("member_link_mode", OneOf(&["admin_link", "all_member_link"])),
                 ]
             }
         }

@@ -11,8 +11,8 @@ use crate::network::{NetworkError, NetworkSession, SendReceipt};
 
 /// A session's handle on the simulated world.
 pub struct SimClient {
-    id: String,
-    world: Arc<World>,
+    pub(super) id: String,
+    pub(super) world: Arc<World>,
 }
 
 impl SimClient {

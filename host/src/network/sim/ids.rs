@@ -38,6 +38,21 @@ impl SimRng {
         format!("{}-{}", &code[..4], &code[4..])
     }
 
+    /// A group id in the network's style: `120363` and 12 digits.
+    pub fn group_id(&mut self) -> String {
+        format!("120363{:012}", self.0.random_range(0..1_000_000_000_000u64))
+    }
+
+    /// A group invite code: 22 letters and digits.
+    pub fn invite_code(&mut self) -> String {
+        self.pick(&QR_ALPHABET[..62], 22)
+    }
+
+    /// An opaque id of a group description: 16 upper-case hex digits.
+    pub fn description_id(&mut self) -> String {
+        format!("{:016X}", self.0.random::<u64>())
+    }
+
     /// A uniform number in `[0, 1)`.
     pub fn unit(&mut self) -> f64 {
         self.0.random::<f64>()
@@ -73,6 +88,18 @@ mod tests {
         assert_eq!(a.qr_code(), b.qr_code());
         assert_eq!(a.pair_code(), b.pair_code());
         assert_ne!(SimRng::new(8).message_id(), SimRng::new(7).message_id());
+    }
+
+    #[test]
+    fn group_ids_and_invite_codes_have_the_networks_shape() {
+        let mut rng = SimRng::new(3);
+        let id = rng.group_id();
+        assert_eq!(id.len(), 18);
+        assert!(id.starts_with("120363") && id.chars().all(|c| c.is_ascii_digit()));
+        let code = rng.invite_code();
+        assert_eq!(code.len(), 22);
+        assert!(code.chars().all(|c| c.is_ascii_alphanumeric()));
+        assert_ne!(code, rng.invite_code());
     }
 
     #[test]

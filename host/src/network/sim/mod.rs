@@ -5,8 +5,11 @@
 //! (failures, latency) can be injected. Outside users and the outbox live in the
 //! store; faults and the offline queue are the network's memory and reset on restart.
 
+mod account;
 mod client;
+mod contacts;
 mod convert;
+mod groups;
 mod ids;
 mod world;
 
@@ -23,6 +26,8 @@ use crate::store::{OutboxEntry, SimUser, Store};
 
 pub use ids::derived_phone;
 pub use world::Faults;
+pub use world::account_memory::{AppStateFault, ReceivedReport};
+pub use world::groups::{JoinStatus, Joiner};
 
 use super::{AttachSpec, EventSink, InboundMessage, Network, NetworkError, NetworkSession};
 use client::SimClient;
@@ -40,6 +45,8 @@ pub struct SimConfig {
     pub pair_delay: Duration,
     /// How often a new QR code replaces the previous one.
     pub qr_interval: Duration,
+    /// How long a trust contact token lives before it can be pruned.
+    pub tctoken_lifetime: Duration,
 }
 
 impl Default for SimConfig {
@@ -49,6 +56,7 @@ impl Default for SimConfig {
             auto_pair: true,
             pair_delay: Duration::from_secs(3),
             qr_interval: Duration::from_secs(20),
+            tctoken_lifetime: Duration::from_secs(7 * 24 * 3600),
         }
     }
 }

@@ -10,12 +10,20 @@ use tokio_util::task::TaskTracker;
 
 use super::SimConfig;
 
+pub(super) mod account_memory;
 mod arrivals;
+mod book;
+mod group_ops;
+mod group_rules;
+pub(super) mod groups;
 mod pairing;
+mod people;
 use super::convert::{Sender, to_inbound};
+use account_memory::AppStateFault;
 use super::ids::SimRng;
 use crate::domain::event::EventName;
 use crate::domain::jid::Jid;
+use crate::network::account::Collection;
 use crate::domain::send::OutboundContent;
 use crate::domain::session::Account;
 use crate::domain::time::unix_now;
@@ -37,6 +45,15 @@ pub struct Faults {
     /// Added latency of every send, in milliseconds.
     #[serde(default)]
     pub send_latency_ms: u64,
+    /// App-state fetches of these collections fail: `fatal` or `retryable`.
+    #[serde(default)]
+    pub appstate: HashMap<Collection, AppStateFault>,
+    /// Added latency of every app-state resync, in milliseconds.
+    #[serde(default)]
+    pub appstate_latency_ms: u64,
+    /// Connects fail (as a network that cannot be reached).
+    #[serde(default)]
+    pub fail_connect: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +82,8 @@ pub struct World {
     config: SimConfig,
     rng: Mutex<SimRng>,
     sessions: Mutex<HashMap<String, Attached>>,
+    groups: Mutex<groups::GroupBook>,
+    accounts: account_memory::AccountMemory,
     cancel: CancellationToken,
     tasks: TaskTracker,
 }
@@ -85,6 +104,8 @@ impl World {
             store,
             config,
             sessions: Mutex::new(HashMap::new()),
+            groups: Mutex::default(),
+            accounts: Default::default(),
             cancel,
             tasks,
         }
@@ -141,6 +162,7 @@ impl World {
     }
 
     pub(in crate::network::sim) fn forget(&self, id: &str) {
+        self.accounts.forget(id);
         if let Some(s) = self.lock().remove(id)
             && let Some(t) = s.pairing
         {
@@ -158,6 +180,11 @@ impl World {
             Nothing,
             LogIn(Vec<InboundMessage>),
             Pair(CancellationToken),
+        }
+        if world.with(id, |s| s.faults.fail_connect)? {
+            return Err(NetworkError::Failed(
+                "simulated connect failure: the network cannot be reached".into(),
+            ));
         }
         let (events, plan) = world.with(id, |s| {
             let plan = match (s.link, &s.account) {
@@ -180,6 +207,7 @@ impl World {
             Plan::LogIn(queued) => {
                 emit(&events, NetworkEvent::Connecting).await;
                 emit(&events, NetworkEvent::LoggedIn).await;
+                world.sync_after_login(id, &events).await;
                 drain_offline(&events, queued).await;
             }
             Plan::Pair(token) => {
@@ -253,11 +281,12 @@ impl World {
         if faults.fail_send_rate > 0.0 && self.rng().unit() < faults.fail_send_rate {
             return Err(NetworkError::Failed("simulated random send failure".into()));
         }
-        if to.is_group() {
-            return Err(NetworkError::NotFound(format!(
-                "group {to_str} does not exist on the simulated network"
-            )));
-        }
+        // A group message reaches the other members; only members may send.
+        let group_peers = if to.is_group() {
+            Some(self.group_peers(id, &me, to)?)
+        } else {
+            None
+        };
         // The network keeps one message per id: a resend of an id it already
         // has is acknowledged with the original receipt and not delivered again.
         if let Some(original) = self.store.find_outbox(id, message_id).map_err(internal)? {
@@ -277,21 +306,25 @@ impl World {
             timestamp,
         };
         self.store.append_outbox(id, &entry).map_err(internal)?;
-        let peer = to.phone().and_then(|phone| {
-            self.lock()
-                .iter()
-                .find(|(other, s)| {
-                    *other != id && s.account.as_ref().is_some_and(|a| a.phone == phone)
-                })
-                .map(|(other, _)| other.clone())
+        let peers = group_peers.unwrap_or_else(|| {
+            let peer = to.phone().and_then(|phone| {
+                self.lock()
+                    .iter()
+                    .find(|(other, s)| {
+                        *other != id && s.account.as_ref().is_some_and(|a| a.phone == phone)
+                    })
+                    .map(|(other, _)| other.clone())
+            });
+            peer.into_iter().collect()
         });
-        if let Some(peer) = peer {
-            let push_name = me.push_name.clone().unwrap_or_else(|| me.phone.clone());
-            let sender = Sender {
-                jid: &me.jid,
-                push_name: &push_name,
-            };
-            let inbound = to_inbound(&sender, &me.jid, content, &message_id, timestamp);
+        let chat = if to.is_group() { &to_str } else { &me.jid };
+        let push_name = me.push_name.clone().unwrap_or_else(|| me.phone.clone());
+        let sender = Sender {
+            jid: &me.jid,
+            push_name: &push_name,
+        };
+        for peer in peers {
+            let inbound = to_inbound(&sender, chat, content, &message_id, timestamp);
             // The peer may have been deleted since; the sender's send still succeeded.
             let _ = self.deliver(&peer, inbound).await;
         }

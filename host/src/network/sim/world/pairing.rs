@@ -54,6 +54,7 @@ impl World {
         let (events, account) = world.pair_now(id)?;
         emit(&events, NetworkEvent::Paired(account.clone())).await;
         emit(&events, NetworkEvent::LoggedIn).await;
+        world.sync_after_pairing(id, &events).await;
         Ok(account)
     }
 

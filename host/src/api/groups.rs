@@ -1,0 +1,392 @@
+//! Groups (`/sessions/{id}/groups…`): list, get, info, create, subject,
+//! description, settings, leave, add/remove participants, promote/demote and
+//! the invite link. Every operation acts as the session's account and needs a
+//! logged-in, unpaused session; the network decides the rest.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::Json;
+use axum::routing::{get, post, put};
+use serde::{Deserialize, Deserializer};
+use serde_json::{Value, json};
+
+use super::AppState;
+use super::error::{ApiError, ApiResult};
+use super::extract::{ApiJson, ApiPath, ApiQuery};
+use crate::domain::group::{
+    GroupSettings, MAX_PARTICIPANTS, MemberAddMode, MemberLinkMode, MembershipApprovalMode,
+    SettingsUpdate, check_description, check_subject,
+};
+use crate::domain::jid::{Jid, JidKind};
+use crate::network::NetworkSession;
+use crate::network::groups::{GroupError, NewGroup};
+use crate::sessions::SessionError;
+
+/// The group routes.
+pub fn routes() -> Router<AppState> {
+    let g = "/api/v1/sessions/{id}/groups/{group}";
+    Router::new()
+        .route("/api/v1/sessions/{id}/groups", get(list).post(create))
+        .route(g, get(get_group))
+        .route(&format!("{g}/info"), get(info))
+        .route(&format!("{g}/subject"), put(subject))
+        .route(&format!("{g}/description"), put(description))
+        .route(&format!("{g}/settings"), put(settings))
+        .route(&format!("{g}/leave"), post(leave))
+        .route(
+            &format!("{g}/participants"),
+            post(add_participants).delete(remove_participants),
+        )
+        .route(&format!("{g}/admins"), post(promote).delete(demote))
+        .route(&format!("{g}/invite-link"), get(invite_link))
+}
+
+impl From<GroupError> for ApiError {
+    fn from(e: GroupError) -> Self {
+        let msg = e.to_string();
+        match e {
+            GroupError::NotFound(_) => Self::not_found("group_not_found", msg),
+            GroupError::NotAdmin(_) => Self::new(StatusCode::FORBIDDEN, "not_group_admin", msg),
+            GroupError::DescriptionConflict(_) => Self::conflict("description_conflict", msg),
+            GroupError::NotParticipant(_) => {
+                Self::new(StatusCode::UNPROCESSABLE_ENTITY, "not_a_participant", msg)
+            }
+            GroupError::NotAllowed(_) => {
+                Self::new(StatusCode::UNPROCESSABLE_ENTITY, "not_allowed", msg)
+            }
+            GroupError::Network(n) => n.into(),
+        }
+    }
+}
+
+/// 404 `session_not_found` unless the session exists.
+fn known(state: &AppState, id: &str) -> ApiResult<()> {
+    if state.sessions.exists(id) {
+        Ok(())
+    } else {
+        Err(SessionError::NotFound(id.to_owned()).into())
+    }
+}
+
+/// The client of a session that can act now (logged in, not paused).
+fn operable(state: &AppState, id: &str) -> ApiResult<Arc<dyn NetworkSession>> {
+    match state.sessions.sender(id) {
+        Ok((client, _)) => Ok(client),
+        Err(SessionError::WrongState(_)) => Err(ApiError::conflict(
+            "invalid_session_state",
+            format!("session `{id}` is not logged_in; group operations need a logged-in session"),
+        )),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The group of the path: `<id>@g.us`, or the bare id.
+fn group_path(raw: &str) -> ApiResult<Jid> {
+    let full = if raw.contains('@') {
+        raw.to_owned()
+    } else {
+        format!("{raw}@g.us")
+    };
+    match Jid::parse(&full) {
+        Ok(j) if j.is_group() => Ok(j),
+        Ok(_) => Err(ApiError::bad_request(
+            "invalid_path",
+            format!("`group_jid` must be a group JID (`<id>@g.us`), not `{raw}`"),
+        )),
+        Err(e) => Err(ApiError::bad_request(
+            "invalid_path",
+            format!("`group_jid` is invalid: {e}"),
+        )),
+    }
+}
+
+/// User JIDs (or phone numbers) of a `participants` list: canonical, at most
+/// [`MAX_PARTICIPANTS`], and not empty unless `may_be_empty`.
+fn user_jids(values: &[String], may_be_empty: bool) -> ApiResult<Vec<Jid>> {
+    if values.is_empty() && !may_be_empty {
+        return Err(ApiError::invalid_field(
+            "participants",
+            "must name at least one user",
+        ));
+    }
+    if values.len() > MAX_PARTICIPANTS {
+        return Err(ApiError::invalid_field(
+            "participants",
+            format!(
+                "names {} users; at most {MAX_PARTICIPANTS} are allowed",
+                values.len()
+            ),
+        ));
+    }
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let field = format!("participants[{i}]");
+            match Jid::parse_recipient(v) {
+                Ok(j) if j.kind() == JidKind::User => Ok(j),
+                Ok(_) => Err(ApiError::invalid_field(
+                    &field,
+                    format!("must be a user JID or phone number, not `{v}`"),
+                )),
+                Err(e) => Err(ApiError::invalid_field(&field, e)),
+            }
+        })
+        .collect()
+}
+
+async fn list(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<Json<Value>> {
+    known(&state, &id)?;
+    let groups = operable(&state, &id)?.groups().await?;
+    Ok(Json(json!({ "total": groups.len(), "groups": groups })))
+}
+
+/// Body of Create Group.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateIn {
+    name: String,
+    participants: Vec<String>,
+    membership_approval_mode: Option<MembershipApprovalMode>,
+    member_add_mode: Option<MemberAddMode>,
+    member_link_mode: Option<MemberLinkMode>,
+}
+
+async fn create(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(body): ApiJson<CreateIn>,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    known(&state, &id)?;
+    check_subject(&body.name).map_err(|m| ApiError::invalid_field("name", m))?;
+    let participants = user_jids(&body.participants, true)?;
+    let mut settings = GroupSettings::default();
+    settings.apply(&SettingsUpdate {
+        membership_approval_mode: body.membership_approval_mode,
+        member_add_mode: body.member_add_mode,
+        member_link_mode: body.member_link_mode,
+    });
+    let new = NewGroup {
+        name: body.name,
+        participants,
+        settings,
+    };
+    let created = operable(&state, &id)?.create_group(&new).await?;
+    let answer = json!({ "group_jid": created.jid, "participants": created.participants });
+    Ok((StatusCode::CREATED, Json(answer)))
+}
+
+async fn get_group(
+    State(state): State<AppState>,
+    ApiPath((id, group)): ApiPath<(String, String)>,
+) -> ApiResult<Json<crate::domain::group::Group>> {
+    known(&state, &id)?;
+    let group = group_path(&group)?;
+    let info = operable(&state, &id)?.group_info(&group).await?;
+    Ok(Json((&info).into()))
+}
+
+async fn info(
+    State(state): State<AppState>,
+    ApiPath((id, group)): ApiPath<(String, String)>,
+) -> ApiResult<Json<crate::domain::group::GroupInfo>> {
+    known(&state, &id)?;
+    let group = group_path(&group)?;
+    Ok(Json(operable(&state, &id)?.group_info(&group).await?))
+}
+
+fn success() -> Json<Value> {
+    Json(json!({ "success": true }))
+}
+
+/// Body of Set Group Subject.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SubjectIn {
+    subject: String,
+}
+
+async fn subject(
+    State(state): State<AppState>,
+    ApiPath((id, group)): ApiPath<(String, String)>,
+    ApiJson(body): ApiJson<SubjectIn>,
+) -> ApiResult<Json<Value>> {
+    known(&state, &id)?;
+    let group = group_path(&group)?;
+    check_subject(&body.subject).map_err(|m| ApiError::invalid_field("subject", m))?;
+    let client = operable(&state, &id)?;
+    client.set_group_subject(&group, &body.subject).await?;
+    Ok(success())
+}
+
+/// A field that must be present but may be `null`: absent is `None`,
+/// `null` is `Some(None)`.
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(d).map(Some)
+}
+
+/// Body of Set Group Description.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DescriptionIn {
+    #[serde(default, deserialize_with = "present")]
+    description: Option<Option<String>>,
+    #[serde(default)]
+    prev_id: Option<String>,
+}
+
+async fn description(
+    State(state): State<AppState>,
+    ApiPath((id, group)): ApiPath<(String, String)>,
+    ApiJson(body): ApiJson<DescriptionIn>,
+) -> ApiResult<Json<Value>> {
+    known(&state, &id)?;
+    let group = group_path(&group)?;
+    let Some(text) = body.description else {
+        return Err(ApiError::invalid_field(
+            "description",
+            "is required: a string, or null to delete the description",
+        ));
+    };
+    let text = check_description(text.as_deref())
+        .map_err(|m| ApiError::invalid_field("description", m))?;
+    let client = operable(&state, &id)?;
+    client
+        .set_group_description(&group, text, body.prev_id.as_deref())
+        .await?;
+    Ok(success())
+}
+
+async fn settings(
+    State(state): State<AppState>,
+    ApiPath((id, group)): ApiPath<(String, String)>,
+    ApiJson(body): ApiJson<SettingsUpdate>,
+) -> ApiResult<Json<Value>> {
+    known(&state, &id)?;
+    let group = group_path(&group)?;
+    let client = operable(&state, &id)?;
+    client.update_group_settings(&group, &body).await?;
+    Ok(success())
+}
+
+async fn leave(
+    State(state): State<AppState>,
+    ApiPath((id, group)): ApiPath<(String, String)>,
+) -> ApiResult<Json<Value>> {
+    known(&state, &id)?;
+    let group = group_path(&group)?;
+    operable(&state, &id)?.leave_group(&group).await?;
+    Ok(success())
+}
+
+/// Body of the participant and admin routes.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ParticipantsIn {
+    participants: Vec<String>,
+}
+
+/// The session, group and users of a participant or admin request, checked.
+fn participants_request(
+    state: &AppState,
+    id: &str,
+    group: &str,
+    body: &ParticipantsIn,
+) -> ApiResult<(Arc<dyn NetworkSession>, Jid, Vec<Jid>)> {
+    known(state, id)?;
+    let group = group_path(group)?;
+    let users = user_jids(&body.participants, false)?;
+    Ok((operable(state, id)?, group, users))
+}
+
+async fn add_participants(
+    State(state): State<AppState>,
+    ApiPath((id, group)): ApiPath<(String, String)>,
+    ApiJson(body): ApiJson<ParticipantsIn>,
+) -> ApiResult<Json<Value>> {
+    let (client, group, users) = participants_request(&state, &id, &group, &body)?;
+    let results = client.add_participants(&group, &users).await?;
+    Ok(Json(json!({ "results": results })))
+}
+
+async fn remove_participants(
+    State(state): State<AppState>,
+    ApiPath((id, group)): ApiPath<(String, String)>,
+    ApiJson(body): ApiJson<ParticipantsIn>,
+) -> ApiResult<Json<Value>> {
+    let (client, group, users) = participants_request(&state, &id, &group, &body)?;
+    let results = client.remove_participants(&group, &users).await?;
+    Ok(Json(json!({ "results": results })))
+}
+
+async fn promote(
+    State(state): State<AppState>,
+    ApiPath((id, group)): ApiPath<(String, String)>,
+    ApiJson(body): ApiJson<ParticipantsIn>,
+) -> ApiResult<Json<Value>> {
+    let (client, group, users) = participants_request(&state, &id, &group, &body)?;
+    client.promote_participants(&group, &users).await?;
+    Ok(success())
+}
+
+async fn demote(
+    State(state): State<AppState>,
+    ApiPath((id, group)): ApiPath<(String, String)>,
+    ApiJson(body): ApiJson<ParticipantsIn>,
+) -> ApiResult<Json<Value>> {
+    let (client, group, users) = participants_request(&state, &id, &group, &body)?;
+    client.demote_participants(&group, &users).await?;
+    Ok(success())
+}
+
+/// Query of the invite-link route.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InviteQuery {
+    #[serde(default)]
+    reset: bool,
+}
+
+async fn invite_link(
+    State(state): State<AppState>,
+    ApiPath((id, group)): ApiPath<(String, String)>,
+    ApiQuery(query): ApiQuery<InviteQuery>,
+) -> ApiResult<Json<Value>> {
+    known(&state, &id)?;
+    let group = group_path(&group)?;
+    let link = operable(&state, &id)?
+        .invite_link(&group, query.reset)
+        .await?;
+    Ok(Json(json!({ "invite_link": link })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_group_path_takes_the_jid_or_the_bare_id() {
+        let j = group_path("120363000000000001@g.us").unwrap();
+        assert_eq!(j.to_string(), "120363000000000001@g.us");
+        assert_eq!(group_path("120363000000000001").unwrap(), j);
+        assert_eq!(group_path("15551234567@s.whatsapp.net").unwrap_err().status, 400);
+        assert_eq!(group_path("x@nowhere").unwrap_err().code, "invalid_path");
+    }
+
+    #[test]
+    fn participants_name_the_entry_that_is_not_a_user() {
+        let ok = user_jids(&["+1 555 123 4567".into()], false).unwrap();
+        assert_eq!(ok[0].to_string(), "15551234567@s.whatsapp.net");
+        let e = user_jids(&["15551234567".into(), "1@g.us".into()], false).unwrap_err();
+        assert!(e.message.contains("participants[1]"), "{}", e.message);
+        let e = user_jids(&[], false).unwrap_err();
+        assert!(e.message.contains("participants"));
+        assert!(user_jids(&[], true).unwrap().is_empty());
+    }
+}

@@ -1,0 +1,84 @@
+//! The simulated network's group controls (`/api/v1/sim/groups/...`): join a
+//! group by invite code as a session's account or as any account on the
+//! network, the way a phone following an invite link would.
+
+use axum::Router;
+use axum::extract::State;
+use axum::response::Json;
+use axum::routing::post;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::AppState;
+use super::error::{ApiError, ApiResult};
+use super::extract::ApiJson;
+use crate::domain::jid::{Jid, JidKind};
+use crate::network::groups::{GroupError, INVITE_BASE};
+use crate::network::sim::Joiner;
+use crate::sessions::SessionError;
+
+/// The sim group control routes.
+pub fn routes() -> Router<AppState> {
+    Router::new().route("/api/v1/sim/groups/join", post(join))
+}
+
+/// Body of `POST /api/v1/sim/groups/join`: `code` and exactly one of
+/// `session_id` and `phone`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JoinIn {
+    code: String,
+    session_id: Option<String>,
+    phone: Option<String>,
+}
+
+/// The code of an invite link, or the code itself.
+fn invite_code(raw: &str) -> ApiResult<&str> {
+    let raw = raw.trim();
+    let code = raw
+        .strip_prefix(INVITE_BASE)
+        .map(|rest| rest.trim_start_matches('/'))
+        .unwrap_or(raw);
+    if code.is_empty() || !code.chars().all(|c| c.is_ascii_alphanumeric()) {
+        return Err(ApiError::invalid_field(
+            "code",
+            format!("must be an invite code or a link `{INVITE_BASE}/<code>`"),
+        ));
+    }
+    Ok(code)
+}
+
+async fn join(
+    State(state): State<AppState>,
+    ApiJson(body): ApiJson<JoinIn>,
+) -> ApiResult<Json<Value>> {
+    let sim = state
+        .sim
+        .as_ref()
+        .ok_or_else(|| ApiError::not_found("sim_disabled", "the simulated network is not enabled"))?;
+    let code = invite_code(&body.code)?;
+    let joiner = match (body.session_id, body.phone) {
+        (Some(id), None) => {
+            if !state.sessions.exists(&id) {
+                return Err(SessionError::NotFound(id).into());
+            }
+            Joiner::Session(id)
+        }
+        (None, Some(phone)) => match Jid::parse_recipient(&phone) {
+            Ok(j) if j.kind() == JidKind::User => Joiner::User(j),
+            Ok(_) => return Err(ApiError::invalid_field("phone", "must be a user JID or phone number")),
+            Err(e) => return Err(ApiError::invalid_field("phone", e)),
+        },
+        _ => {
+            return Err(ApiError::bad_request(
+                "invalid_body",
+                "give exactly one of `session_id` and `phone`",
+            ));
+        }
+    };
+    match sim.join_by_invite(&joiner, code).await {
+        Ok((group_jid, status)) => Ok(Json(json!({ "group_jid": group_jid, "status": status }))),
+        Err(GroupError::NotFound(m)) => Err(ApiError::not_found("invite_not_found", m)),
+        Err(e) => Err(e.into()),
+    }
+}

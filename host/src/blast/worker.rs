@@ -1,0 +1,420 @@
+//! The one blast worker of the instance: one job and one recipient at a time.
+//!
+//! Each round it picks the oldest job that can make progress (pending with
+//! `send_at` reached, or running, and its session online), claims it, and
+//! sends up to [`BATCH`] recipients in id order, pausing `delay_ms` plus a
+//! uniform 0..=`jitter_ms` after every attempt. Before each recipient it
+//! reads the job's status (a cancel stops it) and the session (a session that
+//! went offline sets the job aside; one logged out or linked to another
+//! account fails it). A failed attempt returns the recipient to pending, to be
+//! retried on a later pass over the job, until its last attempt dead-letters
+//! it. When nothing is pending the job closes.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use serde_json::Value;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::Waker;
+use super::config::BlastConfig;
+use super::model::{BlastJob, JobStatus, RecipientStatus, SendOutcome};
+use super::pacing::pause;
+use super::plan::{endpoint_kind, request_for};
+use super::recovery::{Recovery, decide};
+use crate::domain::event::{Envelope, EventName};
+use crate::domain::send::SendKind;
+use crate::domain::session::SessionStatus;
+use crate::domain::time::{unix_now, unix_now_ms};
+use crate::events::EventBus;
+use crate::messages::{SendCore, new_message_id};
+use crate::network::NetworkError;
+use crate::sessions::{SessionError, Sessions};
+use crate::store::{Store, StoreResult};
+
+/// Recipients sent before the worker looks again for the oldest job that can
+/// make progress (so a job set aside while its session was offline is
+/// resumed promptly).
+pub const BATCH: usize = 25;
+
+/// A `blast_progress` event every this many successful sends.
+pub const PROGRESS_EVERY: u64 = 25;
+
+/// What the worker is built from.
+pub(super) struct Parts {
+    pub store: Store,
+    pub send: SendCore,
+    pub sessions: Sessions,
+    pub bus: EventBus,
+    pub config: BlastConfig,
+    pub waker: Arc<Waker>,
+}
+
+/// Whether a job's session can send now.
+enum Ready {
+    Yes,
+    /// Offline, paused, stopping, or being deleted: come back later.
+    Wait,
+    /// The job can never send from this session again.
+    Fail(String),
+}
+
+/// The worker's state; everything durable is in the store.
+pub(super) struct Worker {
+    p: Parts,
+    /// The last recipient handled per job, so a pass goes on where it was.
+    cursors: HashMap<(String, u64), u64>,
+    /// The body of the job being sent.
+    body: Option<((String, u64), Arc<Value>)>,
+    /// Sessions set aside after a send found them offline: until when, and
+    /// the waker generation then (a connect since ends the wait).
+    parked: HashMap<String, (Instant, u64)>,
+    /// No send before this instant (the pause after the previous one).
+    next_send: Instant,
+    rng: StdRng,
+}
+
+impl Worker {
+    pub(super) fn new(p: Parts) -> Self {
+        Self {
+            p,
+            cursors: HashMap::new(),
+            body: None,
+            parked: HashMap::new(),
+            next_send: Instant::now(),
+            rng: StdRng::from_os_rng(),
+        }
+    }
+
+    /// Works until `cancel`.
+    pub(super) async fn run(mut self, cancel: CancellationToken) {
+        if let Err(e) = self.recover_all().await {
+            tracing::error!(error = %e, "blast recovery failed");
+        }
+        while !cancel.is_cancelled() {
+            let wait = match self.pick() {
+                Ok(Ok(job)) => match self.run_job(job, &cancel).await {
+                    Ok(()) => continue,
+                    Err(e) => {
+                        tracing::error!(error = %e, "blast worker store failure");
+                        self.p.config.offline_retry
+                    }
+                },
+                Ok(Err(wait)) => wait,
+                Err(e) => {
+                    tracing::error!(error = %e, "blast worker store failure");
+                    self.p.config.offline_retry
+                }
+            };
+            tokio::select! {
+                _ = cancel.cancelled() => return,
+                _ = self.p.waker.notified() => {}
+                _ = tokio::time::sleep(wait) => {}
+            }
+        }
+    }
+
+    /// The oldest job that can make progress, or how long to wait for one.
+    fn pick(&mut self) -> StoreResult<Result<BlastJob, Duration>> {
+        let mut jobs = self.p.store.list_blasts(None, None)?;
+        jobs.retain(|j| !j.status.is_terminal());
+        jobs.sort_unstable_by_key(|j| j.seq);
+        self.cursors
+            .retain(|(s, seq), _| jobs.iter().any(|j| j.seq == *seq && &j.session_id == s));
+        let now_ms = unix_now_ms();
+        let mut wait = self.p.config.idle_poll;
+        for job in jobs {
+            if job.status == JobStatus::Pending
+                && let Some(at) = job.send_at
+                && at.saturating_mul(1000) > now_ms
+            {
+                let ms = at.saturating_mul(1000) - now_ms;
+                wait = wait.min(Duration::from_millis(ms as u64));
+                continue;
+            }
+            if let Some(left) = self.parked_for(&job.session_id) {
+                wait = wait.min(left);
+                continue;
+            }
+            match self.ready(&job) {
+                Ready::Yes => return Ok(Ok(job)),
+                Ready::Wait => wait = wait.min(self.p.config.offline_retry),
+                Ready::Fail(reason) => self.fail(&job, &reason)?,
+            }
+        }
+        Ok(Err(wait))
+    }
+
+    fn parked_for(&mut self, session_id: &str) -> Option<Duration> {
+        let (until, generation) = *self.parked.get(session_id)?;
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() || generation != self.p.waker.generation() {
+            self.parked.remove(session_id);
+            return None;
+        }
+        Some(left)
+    }
+
+    fn ready(&self, job: &BlastJob) -> Ready {
+        let info = match self.p.sessions.get(&job.session_id) {
+            Ok(info) => info,
+            Err(SessionError::NotFound(_)) => return Ready::Wait,
+            Err(e) => {
+                tracing::warn!(session = %job.session_id, error = %e, "blast worker could not read the session");
+                return Ready::Wait;
+            }
+        };
+        match &info.record.account {
+            None => {
+                return Ready::Fail(
+                    "the session was logged out; the account the blast was created under no longer sends"
+                        .into(),
+                );
+            }
+            Some(a) if a.jid != job.account => {
+                return Ready::Fail(format!(
+                    "the session is now linked to {}, not {} which the blast was created under",
+                    a.jid, job.account
+                ));
+            }
+            Some(_) => {}
+        }
+        if info.record.paused || info.state.status != SessionStatus::LoggedIn {
+            return Ready::Wait;
+        }
+        Ready::Yes
+    }
+
+    /// Claims the job if pending, then sends up to [`BATCH`] recipients.
+    async fn run_job(&mut self, job: BlastJob, cancel: &CancellationToken) -> StoreResult<()> {
+        let (sid, seq) = (job.session_id.clone(), job.seq);
+        if job.in_flight.is_some() && !self.recover(&job).await? {
+            self.parked
+                .insert(sid, (Instant::now() + self.p.config.offline_retry, self.p.waker.generation()));
+            return Ok(());
+        }
+        if job.status == JobStatus::Pending {
+            let now = unix_now();
+            let claimed = self
+                .p
+                .store
+                .modify_blast(&sid, seq, |j| if j.claim(now) { Ok(()) } else { Err(()) })?;
+            if claimed != Some(Ok(())) {
+                return Ok(());
+            }
+            tracing::info!(session = %sid, job = %job.id, "blast started");
+        }
+        let Some(kind) = endpoint_kind(&job.endpoint) else {
+            let reason = format!("the endpoint `{}` no longer exists", job.endpoint);
+            return self.fail(&job, &reason);
+        };
+        let Some(body) = self.body_of(&job)? else {
+            return self.fail(&job, "the blast's body is missing from the store");
+        };
+        for _ in 0..BATCH {
+            if cancel.is_cancelled() {
+                return Ok(());
+            }
+            let Some(job) = self.p.store.get_blast_at(&sid, seq)? else {
+                return Ok(());
+            };
+            if job.status != JobStatus::Running {
+                return Ok(());
+            }
+            match self.ready(&job) {
+                Ready::Yes => {}
+                Ready::Wait => return Ok(()),
+                Ready::Fail(reason) => return self.fail(&job, &reason),
+            }
+            let cursor = self.cursors.get(&(sid.clone(), seq)).copied().unwrap_or(0);
+            let Some(next) = self.p.store.next_pending_recipient(&job, cursor)? else {
+                return self.close(&job);
+            };
+            let wait = self.next_send.saturating_duration_since(Instant::now());
+            if !wait.is_zero() {
+                tokio::select! {
+                    _ = cancel.cancelled() => return Ok(()),
+                    _ = tokio::time::sleep(wait) => {}
+                }
+            }
+            if !self.send_one(&job, kind, &body, next.id).await? {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    fn body_of(&mut self, job: &BlastJob) -> StoreResult<Option<Arc<Value>>> {
+        let key = (job.session_id.clone(), job.seq);
+        if let Some((k, body)) = &self.body
+            && *k == key
+        {
+            return Ok(Some(body.clone()));
+        }
+        let Some(body) = self.p.store.blast_body(&job.session_id, job.seq)? else {
+            return Ok(None);
+        };
+        let body = Arc::new(body);
+        self.body = Some((key, body.clone()));
+        Ok(Some(body))
+    }
+
+    /// Sends one recipient; `false` when the job should be left for now
+    /// (cancelled meanwhile, or the session could not send).
+    async fn send_one(
+        &mut self,
+        job: &BlastJob,
+        kind: SendKind,
+        body: &Value,
+        id: u64,
+    ) -> StoreResult<bool> {
+        let (sid, seq) = (job.session_id.as_str(), job.seq);
+        let generation = self.p.waker.generation();
+        let Some(r) = self
+            .p
+            .store
+            .begin_blast_send(sid, seq, id, unix_now(), new_message_id)?
+        else {
+            return Ok(false);
+        };
+        let message_id = r.message_id.clone().unwrap_or_default();
+        let outcome = match request_for(kind, body, &r.recipient) {
+            Err(e) => SendOutcome::Failed {
+                error: e.to_string(),
+            },
+            Ok(request) => match self.p.send.send_with_id(sid, request, &message_id).await {
+                Ok(record) => SendOutcome::Sent {
+                    message_id: record.message_id,
+                },
+                Err(e) if cannot_send_now(&e) => SendOutcome::NotAttempted,
+                Err(e) => SendOutcome::Failed {
+                    error: e.to_string(),
+                },
+            },
+        };
+        let after = self
+            .p
+            .store
+            .finish_blast_send(sid, seq, id, &outcome, unix_now())?;
+        let key = (sid.to_owned(), seq);
+        if outcome == SendOutcome::NotAttempted {
+            self.cursors.insert(key, id - 1);
+            let until = Instant::now() + self.p.config.offline_retry;
+            self.parked.insert(sid.to_owned(), (until, generation));
+            return Ok(false);
+        }
+        self.cursors.insert(key, id);
+        self.next_send = Instant::now() + pause(&job.options, &mut self.rng);
+        if let (SendOutcome::Sent { .. }, Some(after)) = (&outcome, after) {
+            self.progress(&after);
+        }
+        Ok(true)
+    }
+
+    fn progress(&self, job: &BlastJob) {
+        if job.sent_count > 0 && job.sent_count % PROGRESS_EVERY == 0 {
+            self.publish(job, EventName::BlastProgress);
+        }
+    }
+
+    fn publish(&self, job: &BlastJob, event: EventName) {
+        let data = job.event_data(event == EventName::BlastCompleted);
+        self.p
+            .bus
+            .publish(Envelope::now(&job.session_id, event, data));
+    }
+
+    fn close(&mut self, job: &BlastJob) -> StoreResult<()> {
+        let now = unix_now();
+        let closed = self.p.store.modify_blast(&job.session_id, job.seq, |j| {
+            if j.close(now) { Ok(j.clone()) } else { Err(()) }
+        })?;
+        if let Some(Ok(job)) = closed {
+            tracing::info!(session = %job.session_id, job = %job.id, status = job.status.as_str(), sent = job.sent_count, dlq = job.dlq_count, "blast finished");
+            self.publish(&job, EventName::BlastCompleted);
+        }
+        Ok(())
+    }
+
+    fn fail(&mut self, job: &BlastJob, reason: &str) -> StoreResult<()> {
+        if let Some(job) = self
+            .p
+            .store
+            .fail_blast(&job.session_id, job.seq, reason, unix_now())?
+        {
+            tracing::warn!(session = %job.session_id, job = %job.id, %reason, "blast failed");
+            self.publish(&job, EventName::BlastCompleted);
+        }
+        Ok(())
+    }
+
+    /// Resolves the in-flight sends of every job (crash recovery at start).
+    async fn recover_all(&mut self) -> StoreResult<()> {
+        for job in self.p.store.list_blasts(None, None)? {
+            if job.in_flight.is_some() {
+                self.recover(&job).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Resolves a job's in-flight send by asking the network whether it has
+    /// the message; `false` when the network could not be asked yet.
+    async fn recover(&mut self, job: &BlastJob) -> StoreResult<bool> {
+        let Some(id) = job.in_flight else {
+            return Ok(true);
+        };
+        let (sid, seq) = (job.session_id.as_str(), job.seq);
+        let recipient = self.p.store.get_blast_recipient(job, id)?;
+        let Some(message_id) = recipient
+            .filter(|r| r.status == RecipientStatus::Sending)
+            .map(|r| r.message_id.unwrap_or_default())
+        else {
+            // The recipient's outcome was recorded; only the marker is left.
+            self.p.store.modify_blast(sid, seq, |j| {
+                j.in_flight = None;
+                Ok::<_, ()>(())
+            })?;
+            return Ok(true);
+        };
+        let answer = match self.p.send.has_sent(sid, &message_id).await {
+            Ok(answer) => answer,
+            Err(e) => {
+                tracing::warn!(session = %sid, job = %job.id, error = %e, "cannot yet ask the network about an interrupted blast send");
+                return Ok(false);
+            }
+        };
+        let decision = decide(answer);
+        let outcome = match decision {
+            Recovery::MarkSent => SendOutcome::Sent {
+                message_id: message_id.clone(),
+            },
+            Recovery::Resend => SendOutcome::NotAttempted,
+        };
+        let after = self
+            .p
+            .store
+            .finish_blast_send(sid, seq, id, &outcome, unix_now())?;
+        tracing::info!(session = %sid, job = %job.id, recipient = id, %message_id, ?decision, "resolved a blast send interrupted by a stop");
+        if let (Recovery::MarkSent, Some(after)) = (decision, after) {
+            self.progress(&after);
+        }
+        Ok(true)
+    }
+}
+
+/// Whether a send error means the session could not send at all (no attempt
+/// reached the network), rather than a failed attempt.
+fn cannot_send_now(e: &SessionError) -> bool {
+    matches!(
+        e,
+        SessionError::NotFound(_)
+            | SessionError::Paused(_)
+            | SessionError::WrongState(_)
+            | SessionError::Network(NetworkError::NotConnected)
+    )
+}

@@ -1,0 +1,345 @@
+//! Auto-reconnect and the account lock. When the network drops a logged-in
+//! session that is meant to be connected (not paused, auto-reconnect on), it
+//! is reconnected after a short pause; consecutive failed attempts are
+//! counted (`error_count`) and wait longer. When the network locks the
+//! account, auto-reconnect waits out a cooldown from an escalating schedule
+//! (per session and process lifetime; the last step repeats), then resumes; a
+//! manual connect lifts the cooldown at once.
+
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use serde_json::json;
+
+use super::intake::Intake;
+use super::{Inner, Live, Sessions};
+use crate::domain::event::{Envelope, EventName};
+use crate::domain::session::SessionStatus;
+use crate::domain::time::unix_now;
+
+/// Reconnect timing, from flags and environment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReconnectConfig {
+    /// Pauses before automatic reconnect attempts: the first after a drop,
+    /// then one more step per consecutive failure; the last repeats
+    /// (`SWITCHBOARD_RECONNECT_DELAYS_SECS`, `1,2,5,10,30,60`).
+    pub delays: Vec<Duration>,
+    /// Account-lock cooldowns: the n-th lock of a session in this process
+    /// lifetime waits the n-th; the last repeats (`ACCOUNT_LOCK_BACKOFF_SECS`,
+    /// `300,900,3600`).
+    pub lock_backoff: Vec<Duration>,
+}
+
+impl Default for ReconnectConfig {
+    fn default() -> Self {
+        let secs = |list: &[u64]| list.iter().map(|s| Duration::from_secs(*s)).collect();
+        Self {
+            delays: secs(&[1, 2, 5, 10, 30, 60]),
+            lock_backoff: secs(&[300, 900, 3600]),
+        }
+    }
+}
+
+/// Step `n` (from 0) of a schedule; past the end, the last step repeats.
+pub fn step(schedule: &[Duration], n: usize) -> Duration {
+    schedule
+        .get(n)
+        .or(schedule.last())
+        .copied()
+        .unwrap_or(Duration::ZERO)
+}
+
+/// A cooldown in whole seconds as the `account_locked` event reports it,
+/// rounded up so `cooldown_until` is never early.
+pub fn whole_secs(d: Duration) -> i64 {
+    let secs = d.as_secs() + u64::from(d.subsec_nanos() > 0);
+    i64::try_from(secs).unwrap_or(i64::MAX)
+}
+
+/// The auto-reconnect state of a session, as `GET /sessions/{id}/reconnect` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ReconnectStatus {
+    /// Auto-reconnect is on (stored).
+    pub enabled: bool,
+    /// Consecutive failed automatic reconnect attempts since the last login.
+    pub error_count: u32,
+    /// Unix seconds when an account-lock cooldown ends, while one runs.
+    pub cooldown_until: Option<i64>,
+}
+
+#[derive(Default)]
+struct WatchState {
+    error_count: u32,
+    locks: usize,
+    locked_until: Option<(Instant, i64)>,
+    pending: Option<CancellationToken>,
+}
+
+/// The reconnect state of one live session (memory only).
+#[derive(Default)]
+pub struct Watch {
+    state: Mutex<WatchState>,
+}
+
+impl Watch {
+    fn lock(&self) -> MutexGuard<'_, WatchState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Consecutive failed automatic reconnect attempts since the last login.
+    pub fn error_count(&self) -> u32 {
+        self.lock().error_count
+    }
+
+    /// Unix seconds when an account-lock cooldown ends, while one is running.
+    pub fn cooldown_until(&self) -> Option<i64> {
+        let s = self.lock();
+        s.locked_until
+            .filter(|(at, _)| Instant::now() < *at)
+            .map(|(_, unix)| unix)
+    }
+
+    fn is_locked(&self) -> bool {
+        self.cooldown_until().is_some()
+    }
+
+    /// Lifts any cooldown and cancels a pending attempt (a manual connect).
+    pub(super) fn lift(&self) {
+        let mut s = self.lock();
+        s.locked_until = None;
+        if let Some(t) = s.pending.take() {
+            t.cancel();
+        }
+    }
+
+    /// Cancels a pending attempt (auto-reconnect switched off).
+    pub(super) fn cancel_pending(&self) {
+        if let Some(t) = self.lock().pending.take() {
+            t.cancel();
+        }
+    }
+
+    /// Replaces the pending attempt by `token`.
+    fn set_pending(&self, token: CancellationToken) {
+        if let Some(old) = self.lock().pending.replace(token) {
+            old.cancel();
+        }
+    }
+}
+
+/// What intake tells about connection changes; it decides about reconnects.
+pub(super) struct Supervisor {
+    pub inner: Weak<Inner>,
+}
+
+impl Supervisor {
+    fn sessions(&self) -> Option<Sessions> {
+        self.inner.upgrade().map(|inner| Sessions { inner })
+    }
+
+    /// The session logged in: failures are forgotten.
+    pub fn logged_in(&self, live: &Live) {
+        live.watch.lock().error_count = 0;
+        live.watch.cancel_pending();
+    }
+
+    /// The network dropped the session: reconnect after the next pause.
+    pub fn dropped(&self, live: &Arc<Live>) {
+        let Some(sessions) = self.sessions() else {
+            return;
+        };
+        if sessions.wants_reconnect(live) {
+            let n = live.watch.error_count() as usize;
+            sessions.schedule_reconnect(live, step(&sessions.inner.reconnect.delays, n));
+        }
+    }
+
+    /// The network locked the account: starts the next cooldown of the
+    /// schedule, after which auto-reconnect resumes. Returns the cooldown and
+    /// when it ends (Unix seconds).
+    pub fn locked(&self, live: &Arc<Live>) -> (Duration, i64) {
+        let Some(sessions) = self.sessions() else {
+            return (Duration::ZERO, unix_now());
+        };
+        let cooldown = {
+            let mut s = live.watch.lock();
+            let cooldown = step(&sessions.inner.reconnect.lock_backoff, s.locks);
+            s.locks += 1;
+            let until = unix_now().saturating_add(whole_secs(cooldown));
+            s.locked_until = Some((Instant::now() + cooldown, until));
+            (cooldown, until)
+        };
+        tracing::warn!(session = %live.id, cooldown_secs = cooldown.0.as_secs_f64(), "account locked; auto-reconnect paused");
+        if sessions.wants_reconnect(live) {
+            sessions.schedule_reconnect(live, cooldown.0);
+        } else {
+            live.watch.cancel_pending();
+        }
+        cooldown
+    }
+}
+
+impl Intake {
+    /// The network locked the account and closed the socket: the session is
+    /// disconnected, and auto-reconnect waits out the next cooldown.
+    pub(super) fn account_locked(&self, reason: &str) {
+        self.live.update(|s| {
+            s.status = SessionStatus::Disconnected;
+            s.qr = None;
+            s.last_error = Some(format!("account locked: {reason}"));
+        });
+        let (cooldown, until) = self.supervisor.locked(&self.live);
+        let id = &self.live.id;
+        let dropped = json!({ "reason": format!("account locked: {reason}") });
+        self.bus
+            .publish(Envelope::now(id, EventName::Disconnected, dropped));
+        let data = json!({
+            "reason": reason,
+            "cooldown_secs": whole_secs(cooldown),
+            "cooldown_until": until,
+        });
+        self.bus
+            .publish(Envelope::now(id, EventName::AccountLocked, data));
+    }
+}
+
+impl Sessions {
+    /// Whether a dropped session should come back by itself now: it is still
+    /// this registry's, paired, meant to be connected, not paused, with
+    /// auto-reconnect on, disconnected, and not cooling down after a lock.
+    fn wants_reconnect(&self, live: &Arc<Live>) -> bool {
+        let Ok(current) = self.live(&live.id) else {
+            return false;
+        };
+        if !Arc::ptr_eq(&current, live) {
+            return false;
+        }
+        let Ok(r) = self.record(&live.id) else {
+            return false;
+        };
+        r.want_connected
+            && !r.paused
+            && r.auto_reconnect
+            && r.account.is_some()
+            && live.state().status == SessionStatus::Disconnected
+            && !live.watch.is_locked()
+    }
+
+    /// Tries to reconnect after `delay`, unless cancelled or no longer wanted then.
+    fn schedule_reconnect(&self, live: &Arc<Live>, delay: Duration) {
+        let token = self.inner.cancel.child_token();
+        live.watch.set_pending(token.clone());
+        let this = self.clone();
+        let live = live.clone();
+        self.inner.tasks.spawn(async move {
+            tokio::select! {
+                _ = token.cancelled() => return,
+                _ = tokio::time::sleep(delay) => {}
+            }
+            this.reconnect_attempt(&live).await;
+        });
+    }
+
+    async fn reconnect_attempt(&self, live: &Arc<Live>) {
+        if !self.wants_reconnect(live) {
+            return;
+        }
+        tracing::info!(session = %live.id, "reconnecting after a drop");
+        if let Err(e) = self.connect_live(&live.id).await {
+            let failures = {
+                let mut s = live.watch.lock();
+                s.error_count += 1;
+                s.error_count
+            };
+            tracing::warn!(session = %live.id, error = %e, failures, "reconnect failed");
+            if self.wants_reconnect(live) {
+                let delay = step(&self.inner.reconnect.delays, failures as usize);
+                self.schedule_reconnect(live, delay);
+            }
+        }
+    }
+
+    /// Whether auto-reconnect is on, the consecutive failures and any
+    /// cooldown, served from the stored record (works while disconnected).
+    pub fn reconnect_status(&self, id: &str) -> Result<ReconnectStatus, super::SessionError> {
+        let live = self.live(id)?;
+        let record = self.record(id)?;
+        Ok(ReconnectStatus {
+            enabled: record.auto_reconnect,
+            error_count: live.watch.error_count(),
+            cooldown_until: live.watch.cooldown_until(),
+        })
+    }
+
+    /// Switches auto-reconnect on or off (stored); off cancels a pending attempt.
+    pub fn set_auto_reconnect(
+        &self,
+        id: &str,
+        enabled: bool,
+    ) -> Result<ReconnectStatus, super::SessionError> {
+        let live = self.live(id)?;
+        self.modify(id, |r| r.auto_reconnect = enabled)?;
+        if !enabled {
+            live.watch.cancel_pending();
+        }
+        self.reconnect_status(id)
+    }
+
+    /// Whether message-history sync is skipped for new devices (stored).
+    pub fn skip_history_sync(&self, id: &str) -> Result<bool, super::SessionError> {
+        self.live(id)?;
+        Ok(self.record(id)?.skip_history_sync)
+    }
+
+    /// Sets whether message-history sync is skipped for new devices (stored).
+    pub fn set_skip_history_sync(&self, id: &str, skip: bool) -> Result<bool, super::SessionError> {
+        self.live(id)?;
+        Ok(self.modify(id, |r| r.skip_history_sync = skip)?.skip_history_sync)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn secs(list: &[f64]) -> Vec<Duration> {
+        list.iter().map(|s| Duration::from_secs_f64(*s)).collect()
+    }
+
+    #[test]
+    fn the_schedule_walks_and_its_last_step_repeats() {
+        let s = secs(&[300.0, 900.0, 3600.0]);
+        let walked: Vec<u64> = (0..5).map(|n| step(&s, n).as_secs()).collect();
+        assert_eq!(walked, [300, 900, 3600, 3600, 3600]);
+        assert_eq!(step(&[], 3), Duration::ZERO);
+    }
+
+    #[test]
+    fn the_default_lock_schedule_is_the_specs() {
+        let c = ReconnectConfig::default();
+        assert_eq!(c.lock_backoff, secs(&[300.0, 900.0, 3600.0]));
+        assert_eq!(c.delays[0], Duration::from_secs(1));
+    }
+
+    #[test]
+    fn a_fractional_cooldown_is_reported_rounded_up() {
+        assert_eq!(whole_secs(Duration::from_millis(200)), 1);
+        assert_eq!(whole_secs(Duration::from_secs(300)), 300);
+        assert_eq!(whole_secs(Duration::ZERO), 0);
+    }
+
+    #[test]
+    fn a_lift_ends_the_cooldown_and_cancels_the_pending_attempt() {
+        let w = Watch::default();
+        let token = CancellationToken::new();
+        w.set_pending(token.clone());
+        w.lock().locked_until = Some((Instant::now() + Duration::from_secs(60), 1));
+        assert_eq!(w.cooldown_until(), Some(1));
+        w.lift();
+        assert!(token.is_cancelled());
+        assert_eq!(w.cooldown_until(), None);
+    }
+}

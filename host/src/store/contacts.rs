@@ -1,0 +1,129 @@
+//! The contact directory of each session: (session id, user JID) → stored
+//! contact. Written only by intake, as a side effect of the event stream.
+
+use redb::{ReadableTable, WriteTransaction};
+
+use super::tables::CONTACTS;
+use super::{Store, StoreResult, decode, delete_session_keys, encode};
+use crate::domain::contact::{ContactSource, Observation, StoredContact, merge};
+
+impl Store {
+    /// Merges observations into a session's directory in one transaction
+    /// (see [`merge`]); returns how many contacts changed.
+    pub fn observe_contacts(
+        &self,
+        session_id: &str,
+        observations: &[Observation],
+        source: ContactSource,
+        now: &str,
+    ) -> StoreResult<usize> {
+        if observations.is_empty() {
+            return Ok(0);
+        }
+        self.write(|tx| {
+            let mut t = tx.open_table(CONTACTS)?;
+            let mut changed = 0;
+            for obs in observations {
+                let key = (session_id, obs.jid.as_str());
+                let current: Option<StoredContact> =
+                    t.get(key)?.map(|v| decode(v.value())).transpose()?;
+                if let Some(next) = merge(current.as_ref(), obs, source, now) {
+                    t.insert(key, encode(&next)?.as_slice())?;
+                    changed += 1;
+                }
+            }
+            Ok(changed)
+        })
+    }
+
+    /// One stored contact.
+    pub fn get_contact(&self, session_id: &str, jid: &str) -> StoreResult<Option<StoredContact>> {
+        self.read(|tx| {
+            let t = tx.open_table(CONTACTS)?;
+            t.get((session_id, jid))?
+                .map(|v| decode(v.value()))
+                .transpose()
+        })
+    }
+
+    /// A session's stored contacts that satisfy `keep`, ordered by JID.
+    pub fn list_contacts(
+        &self,
+        session_id: &str,
+        keep: impl Fn(&StoredContact) -> bool,
+    ) -> StoreResult<Vec<StoredContact>> {
+        self.read(|tx| {
+            let t = tx.open_table(CONTACTS)?;
+            let mut out = Vec::new();
+            for row in t.range((session_id, "")..)? {
+                let (k, v) = row?;
+                if k.value().0 != session_id {
+                    break;
+                }
+                let c: StoredContact = decode(v.value())?;
+                if keep(&c) {
+                    out.push(c);
+                }
+            }
+            Ok(out)
+        })
+    }
+
+    /// Empties a session's directory (a fresh pair starts with none).
+    pub fn clear_contacts(&self, session_id: &str) -> StoreResult<()> {
+        self.write(|tx| delete_session_contacts(tx, session_id))
+    }
+}
+
+/// Removes a session's directory inside `tx` (the session delete cascade).
+pub(crate) fn delete_session_contacts(tx: &WriteTransaction, session_id: &str) -> StoreResult<()> {
+    delete_session_keys(tx, CONTACTS, session_id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::session::SessionRecord;
+
+    fn named(jid_user: &str, push: &str) -> Observation {
+        let mut o = Observation::of(format!("{jid_user}@s.whatsapp.net"), jid_user);
+        o.push_name = Some(Some(push.into()));
+        o
+    }
+
+    #[test]
+    fn contacts_are_per_session_ordered_by_jid_and_go_with_the_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        store
+            .insert_session(&SessionRecord::new("a".into(), None, "sim".into(), None))
+            .unwrap();
+        let obs = [named("15550000002", "Bo"), named("15550000001", "Al")];
+        let t = "2026-01-01 00:00:00";
+        assert_eq!(
+            store
+                .observe_contacts("a", &obs, ContactSource::PushName, t)
+                .unwrap(),
+            2
+        );
+        assert_eq!(
+            store
+                .observe_contacts("a", &obs, ContactSource::Message, t)
+                .unwrap(),
+            0,
+            "nothing changed"
+        );
+        store
+            .observe_contacts("ab", &obs[..1], ContactSource::PushName, t)
+            .unwrap();
+        let listed = store.list_contacts("a", |_| true).unwrap();
+        let phones: Vec<_> = listed.iter().map(|c| c.phone.as_str()).collect();
+        assert_eq!(phones, ["15550000001", "15550000002"]);
+        assert_eq!(listed[0].source, ContactSource::PushName);
+        store.delete_session("a").unwrap();
+        assert!(store.list_contacts("a", |_| true).unwrap().is_empty());
+        assert_eq!(store.list_contacts("ab", |_| true).unwrap().len(), 1);
+        store.clear_contacts("ab").unwrap();
+        assert!(store.get_contact("ab", &obs[0].jid).unwrap().is_none());
+    }
+}

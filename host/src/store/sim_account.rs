@@ -1,0 +1,237 @@
+//! The simulated network's per-account state that outlives a restart: each
+//! session's address book (what app-state sync delivers), the app-state
+//! version the session's device last synced per collection, and the trust
+//! contact tokens in the device store.
+
+use redb::{ReadableTable, WriteTransaction};
+use serde::{Deserialize, Serialize};
+
+use super::tables::{ADDRESS_BOOK_SEQ_KEY, SIM_ADDRESS_BOOK, SIM_APP_STATE, SIM_TCTOKENS};
+use super::{Store, StoreResult, decode, delete_session_keys, encode, next_seq};
+
+/// One entry of a sim account's address book.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SimAddressEntry {
+    /// Phone digits of the contact.
+    pub phone: String,
+    /// The saved full name.
+    pub full_name: Option<String>,
+    /// The saved first name.
+    pub first_name: Option<String>,
+    /// The contact's `<id>@lid`, when given.
+    pub lid: Option<String>,
+    /// The app-state version that last changed the entry (grows per change).
+    pub version: u64,
+}
+
+/// A trust contact token record in a sim session's device store.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SimTcToken {
+    /// Unix milliseconds when the contact's token was received.
+    pub token_ms: Option<i64>,
+    /// Unix milliseconds when this account last issued its token to the contact.
+    pub sender_ms: Option<i64>,
+}
+
+impl SimTcToken {
+    /// The newest of the two times.
+    pub fn newest_ms(&self) -> i64 {
+        self.token_ms.max(self.sender_ms).unwrap_or(0)
+    }
+}
+
+impl Store {
+    /// Adds or replaces an address-book entry; it gets the next version.
+    pub fn put_sim_address_entry(
+        &self,
+        session_id: &str,
+        mut entry: SimAddressEntry,
+    ) -> StoreResult<SimAddressEntry> {
+        self.write(|tx| {
+            entry.version = next_seq(tx, ADDRESS_BOOK_SEQ_KEY)?;
+            tx.open_table(SIM_ADDRESS_BOOK)?
+                .insert((session_id, entry.phone.as_str()), encode(&entry)?.as_slice())?;
+            Ok(entry)
+        })
+    }
+
+    /// A session's address book, ordered by phone.
+    pub fn sim_address_book(&self, session_id: &str) -> StoreResult<Vec<SimAddressEntry>> {
+        self.read(|tx| {
+            let t = tx.open_table(SIM_ADDRESS_BOOK)?;
+            let mut out = Vec::new();
+            for row in t.range((session_id, "")..)? {
+                let (k, v) = row?;
+                if k.value().0 != session_id {
+                    break;
+                }
+                out.push(decode(v.value())?);
+            }
+            Ok(out)
+        })
+    }
+
+    /// The app-state version a session's device holds for a collection (0: none).
+    pub fn sim_app_state_version(&self, session_id: &str, collection: &str) -> StoreResult<u64> {
+        self.read(|tx| {
+            let t = tx.open_table(SIM_APP_STATE)?;
+            Ok(t.get((session_id, collection))?
+                .map(|v| v.value())
+                .unwrap_or(0))
+        })
+    }
+
+    /// Records the app-state version a session's device now holds.
+    pub fn set_sim_app_state_version(
+        &self,
+        session_id: &str,
+        collection: &str,
+        version: u64,
+    ) -> StoreResult<()> {
+        self.write(|tx| {
+            tx.open_table(SIM_APP_STATE)?
+                .insert((session_id, collection), version)?;
+            Ok(())
+        })
+    }
+
+    /// Changes the token records of several (session, JID) pairs in one
+    /// transaction; `f` sees the current record (default when absent).
+    pub fn update_sim_tctokens(
+        &self,
+        keys: &[(String, String)],
+        f: impl Fn(&str, &mut SimTcToken),
+    ) -> StoreResult<()> {
+        self.write(|tx| {
+            let mut t = tx.open_table(SIM_TCTOKENS)?;
+            for (session, jid) in keys {
+                let key = (session.as_str(), jid.as_str());
+                let mut rec: SimTcToken = t
+                    .get(key)?
+                    .map(|v| decode(v.value()))
+                    .transpose()?
+                    .unwrap_or_default();
+                f(session, &mut rec);
+                t.insert(key, encode(&rec)?.as_slice())?;
+            }
+            Ok(())
+        })
+    }
+
+    /// One token record.
+    pub fn sim_tctoken(&self, session_id: &str, jid: &str) -> StoreResult<Option<SimTcToken>> {
+        self.read(|tx| {
+            let t = tx.open_table(SIM_TCTOKENS)?;
+            t.get((session_id, jid))?
+                .map(|v| decode(v.value()))
+                .transpose()
+        })
+    }
+
+    /// Every token record of a session, ordered by JID.
+    pub fn sim_tctokens(&self, session_id: &str) -> StoreResult<Vec<(String, SimTcToken)>> {
+        self.read(|tx| {
+            let t = tx.open_table(SIM_TCTOKENS)?;
+            let mut out = Vec::new();
+            for row in t.range((session_id, "")..)? {
+                let (k, v) = row?;
+                let (sid, jid) = k.value();
+                if sid != session_id {
+                    break;
+                }
+                out.push((jid.to_owned(), decode(v.value())?));
+            }
+            Ok(out)
+        })
+    }
+
+    /// Removes a session's token records whose newest time is before
+    /// `cutoff_ms`, in one transaction; returns how many.
+    pub fn prune_sim_tctokens(&self, session_id: &str, cutoff_ms: i64) -> StoreResult<usize> {
+        let expired: Vec<String> = self
+            .sim_tctokens(session_id)?
+            .into_iter()
+            .filter(|(_, r)| r.newest_ms() < cutoff_ms)
+            .map(|(jid, _)| jid)
+            .collect();
+        self.write(|tx| {
+            let mut t = tx.open_table(SIM_TCTOKENS)?;
+            let mut removed = 0;
+            for jid in &expired {
+                if t.remove((session_id, jid.as_str()))?.is_some() {
+                    removed += 1;
+                }
+            }
+            Ok(removed)
+        })
+    }
+}
+
+/// Removes everything the sim keeps for a session's account, inside `tx`.
+pub(crate) fn delete_session_sim_account(
+    tx: &WriteTransaction,
+    session_id: &str,
+) -> StoreResult<()> {
+    delete_session_keys(tx, SIM_ADDRESS_BOOK, session_id)?;
+    delete_session_keys(tx, SIM_APP_STATE, session_id)?;
+    delete_session_keys(tx, SIM_TCTOKENS, session_id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::session::SessionRecord;
+
+    fn entry(phone: &str) -> SimAddressEntry {
+        SimAddressEntry {
+            phone: phone.into(),
+            full_name: Some("Ann".into()),
+            first_name: None,
+            lid: None,
+            version: 0,
+        }
+    }
+
+    #[test]
+    fn address_book_entries_get_growing_versions_and_go_with_the_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        store
+            .insert_session(&SessionRecord::new("a".into(), None, "sim".into(), None))
+            .unwrap();
+        let first = store.put_sim_address_entry("a", entry("15550000002")).unwrap();
+        let second = store.put_sim_address_entry("a", entry("15550000001")).unwrap();
+        assert!(second.version > first.version);
+        let book = store.sim_address_book("a").unwrap();
+        assert_eq!(book[0].phone, "15550000001");
+        store.set_sim_app_state_version("a", "regular", 7).unwrap();
+        assert_eq!(store.sim_app_state_version("a", "regular").unwrap(), 7);
+        assert_eq!(store.sim_app_state_version("a", "regular_low").unwrap(), 0);
+        store.delete_session("a").unwrap();
+        assert!(store.sim_address_book("a").unwrap().is_empty());
+        assert_eq!(store.sim_app_state_version("a", "regular").unwrap(), 0);
+    }
+
+    #[test]
+    fn tokens_are_updated_listed_and_pruned_by_their_newest_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let keys = [
+            ("a".to_owned(), "1@s.whatsapp.net".to_owned()),
+            ("a".to_owned(), "2@s.whatsapp.net".to_owned()),
+        ];
+        store
+            .update_sim_tctokens(&keys, |_, r| r.sender_ms = Some(1_000))
+            .unwrap();
+        store
+            .update_sim_tctokens(&keys[1..], |_, r| r.token_ms = Some(5_000))
+            .unwrap();
+        assert_eq!(store.sim_tctokens("a").unwrap().len(), 2);
+        assert_eq!(store.prune_sim_tctokens("a", 2_000).unwrap(), 1);
+        let left = store.sim_tctokens("a").unwrap();
+        assert_eq!(left.len(), 1);
+        assert_eq!(left[0].0, "2@s.whatsapp.net");
+        assert_eq!(left[0].1.sender_ms, Some(1_000));
+        assert!(store.sim_tctoken("a", "1@s.whatsapp.net").unwrap().is_none());
+    }
+}
