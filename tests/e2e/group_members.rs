@@ -17,7 +17,9 @@ async fn adding_and_removing_participants_answers_a_status_for_each() {
     register_user(&server, "4915112345678").await;
     let group = create(&server, "alice", "Team", &[&jid(&bob)]).await;
     let mut bobs = server.open_stream("session=bob&events=group_update").await;
-    let mut carols = server.open_stream("session=carol&events=joined_group").await;
+    let mut carols = server
+        .open_stream("session=carol&events=joined_group")
+        .await;
     let url = path("alice", &group, "/participants");
 
     let added = server
@@ -37,8 +39,17 @@ async fn adding_and_removing_participants_answers_a_status_for_each() {
     assert_eq!(joined["data"]["reason"], "add");
     assert_eq!(joined["data"]["sender"], jid(&alice).as_str());
     let ev = bobs.find_event("bob", "group_update").await;
-    assert_eq!(ev["data"]["join"], json!([jid(&carol), "4915112345678@s.whatsapp.net"]));
-    assert_eq!(info(&server, "carol", &group).await["participants"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        ev["data"]["join"],
+        json!([jid(&carol), "4915112345678@s.whatsapp.net"])
+    );
+    assert_eq!(
+        info(&server, "carol", &group).await["participants"]
+            .as_array()
+            .unwrap()
+            .len(),
+        4
+    );
 
     let removed = send(
         &server,
@@ -55,7 +66,10 @@ async fn adding_and_removing_participants_answers_a_status_for_each() {
         .get(&path("carol", &group, ""))
         .await
         .expect_error(404, "group_not_found");
-    let list = server.get("/api/v1/sessions/carol/groups").await.expect(200);
+    let list = server
+        .get("/api/v1/sessions/carol/groups")
+        .await
+        .expect(200);
     assert_eq!(list["total"], 0);
 
     for (body, field) in [
@@ -72,9 +86,14 @@ async fn adding_and_removing_participants_answers_a_status_for_each() {
         }
     }
     let stranger = path("ghost", &group, "/participants");
-    send(&server, Method::POST, &stranger, json!({ "participants": [jid(&bob)] }))
-        .await
-        .expect_error(404, "session_not_found");
+    send(
+        &server,
+        Method::POST,
+        &stranger,
+        json!({ "participants": [jid(&bob)] }),
+    )
+    .await
+    .expect_error(404, "session_not_found");
 }
 
 #[tokio::test]
@@ -84,7 +103,9 @@ async fn promote_and_demote_change_roles_all_or_nothing_and_spare_the_creator() 
     let bob = server.paired_session("bob").await;
     let carol = server.paired_session("carol").await;
     let group = create(&server, "alice", "Team", &[&jid(&bob), &jid(&carol)]).await;
-    let mut carols = server.open_stream("session=carol&events=group_update").await;
+    let mut carols = server
+        .open_stream("session=carol&events=group_update")
+        .await;
     let admins = path("alice", &group, "/admins");
 
     let ok = server
@@ -94,38 +115,76 @@ async fn promote_and_demote_change_roles_all_or_nothing_and_spare_the_creator() 
     assert_eq!(ok, json!({ "success": true }));
     let ev = carols.find_event("carol", "group_update").await;
     assert_eq!(ev["data"]["promote"], json!([jid(&bob)]));
-    assert_eq!(role(&info(&server, "carol", &group).await, &jid(&bob)).as_deref(), Some("admin"));
+    assert_eq!(
+        role(&info(&server, "carol", &group).await, &jid(&bob)).as_deref(),
+        Some("admin")
+    );
 
     let msg = server
-        .post(&admins, json!({ "participants": [jid(&carol), "15559990000"] }))
+        .post(
+            &admins,
+            json!({ "participants": [jid(&carol), "15559990000"] }),
+        )
         .await
         .expect_error(422, "not_a_participant");
     assert!(msg.contains("15559990000"), "{msg}");
-    assert_eq!(role(&info(&server, "carol", &group).await, &jid(&carol)).as_deref(), Some("member"));
+    assert_eq!(
+        role(&info(&server, "carol", &group).await, &jid(&carol)).as_deref(),
+        Some("member")
+    );
 
     // Bob is an admin now: he may rename, but not demote the creator.
-    crate::group_support::put(&server, &path("bob", &group, "/subject"), json!({ "subject": "Bob's" }))
-        .await
-        .expect(200);
-    send(&server, Method::DELETE, &path("bob", &group, "/admins"), json!({ "participants": [jid(&alice)] }))
-        .await
-        .expect_error(422, "not_allowed");
-    assert_eq!(role(&info(&server, "bob", &group).await, &jid(&alice)).as_deref(), Some("superadmin"));
+    crate::group_support::put(
+        &server,
+        &path("bob", &group, "/subject"),
+        json!({ "subject": "Bob's" }),
+    )
+    .await
+    .expect(200);
+    send(
+        &server,
+        Method::DELETE,
+        &path("bob", &group, "/admins"),
+        json!({ "participants": [jid(&alice)] }),
+    )
+    .await
+    .expect_error(422, "not_allowed");
+    assert_eq!(
+        role(&info(&server, "bob", &group).await, &jid(&alice)).as_deref(),
+        Some("superadmin")
+    );
 
-    send(&server, Method::DELETE, &admins, json!({ "participants": [jid(&bob)] }))
-        .await
-        .expect(200);
+    send(
+        &server,
+        Method::DELETE,
+        &admins,
+        json!({ "participants": [jid(&bob)] }),
+    )
+    .await
+    .expect(200);
     let ev = carols
         .find(|e| e["event"] == "group_update" && e["data"].get("demote").is_some())
         .await;
     assert_eq!(ev["data"]["demote"], json!([jid(&bob)]));
-    assert_eq!(role(&info(&server, "bob", &group).await, &jid(&bob)).as_deref(), Some("member"));
-    crate::group_support::put(&server, &path("bob", &group, "/subject"), json!({ "subject": "Again" }))
-        .await
-        .expect_error(403, "not_group_admin");
-    send(&server, Method::POST, &admins, json!({ "participants": ["x@g.us"] }))
-        .await
-        .expect_error(400, "invalid_field");
+    assert_eq!(
+        role(&info(&server, "bob", &group).await, &jid(&bob)).as_deref(),
+        Some("member")
+    );
+    crate::group_support::put(
+        &server,
+        &path("bob", &group, "/subject"),
+        json!({ "subject": "Again" }),
+    )
+    .await
+    .expect_error(403, "not_group_admin");
+    send(
+        &server,
+        Method::POST,
+        &admins,
+        json!({ "participants": ["x@g.us"] }),
+    )
+    .await
+    .expect_error(400, "invalid_field");
 }
 
 #[tokio::test]
@@ -140,26 +199,45 @@ async fn resetting_the_invite_link_makes_the_old_code_stop_working() {
         .as_str()
         .unwrap()
         .to_owned();
-    let code = first.strip_prefix("https://chat.whatsapp.com/").expect("the invite base");
+    let code = first
+        .strip_prefix("https://chat.whatsapp.com/")
+        .expect("the invite base");
     assert_eq!(code.len(), 22);
     assert!(code.chars().all(|c| c.is_ascii_alphanumeric()));
-    let again = server.get(&format!("{link_url}?reset=false")).await.expect(200);
-    assert_eq!(again["invite_link"], first.as_str(), "reading does not change it");
+    let again = server
+        .get(&format!("{link_url}?reset=false"))
+        .await
+        .expect(200);
+    assert_eq!(
+        again["invite_link"],
+        first.as_str(),
+        "reading does not change it"
+    );
 
-    let mut alices = server.open_stream("session=alice&events=group_update").await;
-    let reset = server.get(&format!("{link_url}?reset=true")).await.expect(200);
+    let mut alices = server
+        .open_stream("session=alice&events=group_update")
+        .await;
+    let reset = server
+        .get(&format!("{link_url}?reset=true"))
+        .await
+        .expect(200);
     let second = reset["invite_link"].as_str().unwrap().to_owned();
     assert_ne!(second, first);
     let ev = alices.find_event("alice", "group_update").await;
     assert_eq!(ev["data"]["invite_link"], second.as_str());
-    assert_eq!(server.get(&link_url).await.expect(200)["invite_link"], second.as_str());
+    assert_eq!(
+        server.get(&link_url).await.expect(200)["invite_link"],
+        second.as_str()
+    );
 
     let join = "/api/v1/sim/groups/join";
     server
         .post(join, json!({ "phone": "4915112345678", "code": code }))
         .await
         .expect_error(404, "invite_not_found");
-    let mut carols = server.open_stream("session=carol&events=joined_group").await;
+    let mut carols = server
+        .open_stream("session=carol&events=joined_group")
+        .await;
     let joined = server
         .post(join, json!({ "session_id": "carol", "code": second }))
         .await
@@ -179,9 +257,13 @@ async fn resetting_the_invite_link_makes_the_old_code_stop_working() {
     assert_eq!(again["status"], "already_member");
 
     // With approval on, a join by link waits for an admin.
-    crate::group_support::put(&server, &path("alice", &group, "/settings"), json!({ "membership_approval_mode": "on" }))
-        .await
-        .expect(200);
+    crate::group_support::put(
+        &server,
+        &path("alice", &group, "/settings"),
+        json!({ "membership_approval_mode": "on" }),
+    )
+    .await
+    .expect(200);
     let code2 = second.rsplit('/').next().unwrap();
     let pending = server
         .post(join, json!({ "phone": "+49 151 12345678", "code": code2 }))
@@ -200,10 +282,16 @@ async fn resetting_the_invite_link_makes_the_old_code_stop_working() {
         json!({ "code": code2 }),
         json!({ "code": code2, "session_id": "carol", "phone": "4915112345678" }),
     ] {
-        server.post(join, body).await.expect_error(400, "invalid_body");
+        server
+            .post(join, body)
+            .await
+            .expect_error(400, "invalid_body");
     }
     server
-        .post(join, json!({ "code": "not a code!", "session_id": "carol" }))
+        .post(
+            join,
+            json!({ "code": "not a code!", "session_id": "carol" }),
+        )
         .await
         .expect_error(400, "invalid_field");
     server
@@ -218,33 +306,62 @@ async fn leaving_hands_admin_on_and_the_last_member_leaving_deletes_the_group() 
     let alice = server.paired_session("alice").await;
     let bob = server.paired_session("bob").await;
     let group = create(&server, "alice", "Team", &[&jid(&bob)]).await;
-    let link = server.get(&path("alice", &group, "/invite-link")).await.expect(200)["invite_link"]
+    let link = server
+        .get(&path("alice", &group, "/invite-link"))
+        .await
+        .expect(200)["invite_link"]
         .as_str()
         .unwrap()
         .to_owned();
     let mut bobs = server.open_stream("session=bob&events=group_update").await;
 
-    let left = server.post_empty(&path("alice", &group, "/leave")).await.expect(200);
+    let left = server
+        .post_empty(&path("alice", &group, "/leave"))
+        .await
+        .expect(200);
     assert_eq!(left, json!({ "success": true }));
     let ev = bobs.find_event("bob", "group_update").await;
     assert_eq!(ev["data"]["leave"], json!([jid(&alice)]));
-    assert_eq!(ev["data"]["promote"], json!([jid(&bob)]), "the earliest member becomes admin");
+    assert_eq!(
+        ev["data"]["promote"],
+        json!([jid(&bob)]),
+        "the earliest member becomes admin"
+    );
     let now = info(&server, "bob", &group).await;
-    assert_eq!(now["owner"], jid(&alice).as_str(), "the owner stays the creator");
-    assert_eq!(now["participants"], json!([{ "jid": jid(&bob), "role": "admin" }]));
-    assert_eq!(server.get("/api/v1/sessions/alice/groups").await.expect(200)["total"], 0);
+    assert_eq!(
+        now["owner"],
+        jid(&alice).as_str(),
+        "the owner stays the creator"
+    );
+    assert_eq!(
+        now["participants"],
+        json!([{ "jid": jid(&bob), "role": "admin" }])
+    );
+    assert_eq!(
+        server
+            .get("/api/v1/sessions/alice/groups")
+            .await
+            .expect(200)["total"],
+        0
+    );
     server
         .post_empty(&path("alice", &group, "/leave"))
         .await
         .expect_error(404, "group_not_found");
 
-    server.post_empty(&path("bob", &group, "/leave")).await.expect(200);
+    server
+        .post_empty(&path("bob", &group, "/leave"))
+        .await
+        .expect(200);
     server
         .get(&path("bob", &group, ""))
         .await
         .expect_error(404, "group_not_found");
     server
-        .post("/api/v1/sim/groups/join", json!({ "session_id": "alice", "code": link }))
+        .post(
+            "/api/v1/sim/groups/join",
+            json!({ "session_id": "alice", "code": link }),
+        )
         .await
         .expect_error(404, "invite_not_found");
 }

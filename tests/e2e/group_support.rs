@@ -7,7 +7,10 @@ use switchboard_tests::{Resp, TestServer};
 
 /// The JID of a session's account.
 pub fn jid(session: &Value) -> String {
-    session["jid"].as_str().expect("a paired session").to_owned()
+    session["jid"]
+        .as_str()
+        .expect("a paired session")
+        .to_owned()
 }
 
 /// `/api/v1/sessions/{id}/groups/{group}{rest}`.

@@ -1,12 +1,18 @@
 //! End-to-end tests: each starts a real gateway on 127.0.0.1:0 with a
 //! temporary data directory and talks to it over HTTP.
 
+mod appstate;
 mod auth;
 mod blasts;
 mod blasts_delivery;
 mod blasts_restart;
 mod blasts_support;
+mod contacts_directory;
+mod contacts_lookup;
+mod contacts_query;
+mod contacts_support;
 mod errors;
+mod group_access;
 mod group_members;
 mod group_messages;
 mod group_support;
@@ -14,11 +20,14 @@ mod groups;
 mod intake;
 mod message_types;
 mod messaging;
+mod pause;
 mod persistence;
+mod reconnect;
 mod scheduled;
 mod scheduled_restart;
 mod scheduled_waiting;
 mod send_kinds;
+mod session_ops;
 mod sessions;
 mod sim_events;
 mod stream;

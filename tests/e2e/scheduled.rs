@@ -33,7 +33,12 @@ pub async fn schedule_text(server: &TestServer, session: &str, text: &str, at: &
 }
 
 /// Waits until a scheduled send has `status`; returns it.
-pub async fn wait_for_scheduled(server: &TestServer, session: &str, id: &str, status: &str) -> Value {
+pub async fn wait_for_scheduled(
+    server: &TestServer,
+    session: &str,
+    id: &str,
+    status: &str,
+) -> Value {
     let path = format!("/api/v1/sessions/{session}/scheduled/{id}");
     eventually(&format!("scheduled send {id} to be {status}"), || async {
         let item = server.get(&path).await.expect(200);
@@ -93,7 +98,10 @@ async fn a_future_send_at_is_accepted_with_202_and_sent_at_that_time_through_the
     assert_eq!(resp["status"], "scheduled");
     assert_eq!(resp["send_at"], at.as_str());
     let id = resp["scheduled_id"].as_str().unwrap().to_owned();
-    assert!(outbox(&server, "s").await.is_empty(), "not sent before its time");
+    assert!(
+        outbox(&server, "s").await.is_empty(),
+        "not sent before its time"
+    );
 
     let item = server
         .get(&format!("/api/v1/sessions/s/scheduled/{id}"))
@@ -123,7 +131,10 @@ async fn a_future_send_at_is_accepted_with_202_and_sent_at_that_time_through_the
     assert!(item["last_error"].is_null());
     let history = server.get("/api/v1/sessions/s/messages").await.expect(200);
     assert_eq!(history["messages"][0]["direction"], "outbound");
-    assert_eq!(history["messages"][0]["message_id"], delivered["message_id"]);
+    assert_eq!(
+        history["messages"][0]["message_id"],
+        delivered["message_id"]
+    );
     assert_eq!(outbox(&server, "s").await.len(), 1);
 }
 
@@ -235,44 +246,75 @@ async fn scheduled_sends_are_listed_newest_first_filtered_by_status_paged_and_fl
 
     let all = server.get("/api/v1/sessions/a/scheduled").await.expect(200);
     assert_eq!(all["count"], 3);
-    assert_eq!((all["limit"].clone(), all["offset"].clone()), (json!(100), json!(0)));
-    assert_eq!(ids(&all), [&a3, &a2, &a1]);
+    assert_eq!(
+        (all["limit"].clone(), all["offset"].clone()),
+        (json!(100), json!(0))
+    );
+    assert_eq!(ids(&all), [a3.as_str(), a2.as_str(), a1.as_str()]);
     let get = |q: &'static str| server.get(q);
-    let cancelled = get("/api/v1/sessions/a/scheduled?status=cancelled").await.expect(200);
-    assert_eq!(ids(&cancelled), [&a2]);
-    let waiting = get("/api/v1/sessions/a/scheduled?status=scheduled").await.expect(200);
-    assert_eq!(ids(&waiting), [&a3, &a1]);
-    let both = get("/api/v1/sessions/a/scheduled?status=scheduled,cancelled").await.expect(200);
+    let cancelled = get("/api/v1/sessions/a/scheduled?status=cancelled")
+        .await
+        .expect(200);
+    assert_eq!(ids(&cancelled), [a2.as_str()]);
+    let waiting = get("/api/v1/sessions/a/scheduled?status=scheduled")
+        .await
+        .expect(200);
+    assert_eq!(ids(&waiting), [a3.as_str(), a1.as_str()]);
+    let both = get("/api/v1/sessions/a/scheduled?status=scheduled,cancelled")
+        .await
+        .expect(200);
     assert_eq!(both["count"], 3);
-    let paged = get("/api/v1/sessions/a/scheduled?limit=1&offset=1").await.expect(200);
-    assert_eq!(ids(&paged), [&a2]);
-    assert_eq!((paged["limit"].clone(), paged["offset"].clone()), (json!(1), json!(1)));
-    let clamped = get("/api/v1/sessions/a/scheduled?limit=0").await.expect(200);
-    assert_eq!((clamped["count"].clone(), clamped["limit"].clone()), (json!(1), json!(1)));
+    let paged = get("/api/v1/sessions/a/scheduled?limit=1&offset=1")
+        .await
+        .expect(200);
+    assert_eq!(ids(&paged), [a2.as_str()]);
+    assert_eq!(
+        (paged["limit"].clone(), paged["offset"].clone()),
+        (json!(1), json!(1))
+    );
+    let clamped = get("/api/v1/sessions/a/scheduled?limit=0")
+        .await
+        .expect(200);
+    assert_eq!(
+        (clamped["count"].clone(), clamped["limit"].clone()),
+        (json!(1), json!(1))
+    );
     let msg = get("/api/v1/sessions/a/scheduled?status=pending")
         .await
         .expect_error(400, "invalid_query");
-    assert!(msg.contains("pending") && msg.contains("scheduled"), "{msg}");
-    get("/api/v1/sessions/ghost/scheduled").await.expect_error(404, "session_not_found");
+    assert!(
+        msg.contains("pending") && msg.contains("scheduled"),
+        "{msg}"
+    );
+    get("/api/v1/sessions/ghost/scheduled")
+        .await
+        .expect_error(404, "session_not_found");
     server
         .get(&format!("/api/v1/sessions/b/scheduled/{a1}"))
         .await
         .expect_error(404, "scheduled_send_not_found");
 
     let fleet = get("/api/v1/scheduled").await.expect(200);
-    assert_eq!(ids(&fleet), [&b1, &a3, &a2, &a1]);
+    assert_eq!(
+        ids(&fleet),
+        [b1.as_str(), a3.as_str(), a2.as_str(), a1.as_str()]
+    );
     assert_eq!(fleet["scheduled"][0]["session_id"], "b");
     let only_a = get("/api/v1/scheduled?session=a").await.expect(200);
-    assert_eq!(ids(&only_a), [&a3, &a2, &a1]);
-    let b_waiting = get("/api/v1/scheduled?session=b&status=scheduled").await.expect(200);
-    assert_eq!(ids(&b_waiting), [&b1]);
+    assert_eq!(ids(&only_a), [a3.as_str(), a2.as_str(), a1.as_str()]);
+    let b_waiting = get("/api/v1/scheduled?session=b&status=scheduled")
+        .await
+        .expect(200);
+    assert_eq!(ids(&b_waiting), [b1.as_str()]);
     let fleet_cancelled = get("/api/v1/scheduled?status=cancelled").await.expect(200);
-    assert_eq!(ids(&fleet_cancelled), [&a2]);
+    assert_eq!(ids(&fleet_cancelled), [a2.as_str()]);
     let fleet_page = get("/api/v1/scheduled?limit=2&offset=1").await.expect(200);
-    assert_eq!(ids(&fleet_page), [&a3, &a2]);
+    assert_eq!(ids(&fleet_page), [a3.as_str(), a2.as_str()]);
     let nobody = get("/api/v1/scheduled?session=ghost").await.expect(200);
     assert_eq!(nobody["count"], 0);
-    get("/api/v1/scheduled?status=nope").await.expect_error(400, "invalid_query");
+    get("/api/v1/scheduled?status=nope")
+        .await
+        .expect_error(400, "invalid_query");
 }
 
 #[tokio::test]
@@ -285,8 +327,11 @@ async fn deleting_a_session_deletes_its_scheduled_sends() {
     let kept = schedule_text(&server, "b", "b's", &in_secs(3600)).await;
     server.delete("/api/v1/sessions/a").await.expect(200);
     let fleet = server.get("/api/v1/scheduled").await.expect(200);
-    assert_eq!(ids(&fleet), [&kept]);
+    assert_eq!(ids(&fleet), [kept.as_str()]);
     server.create_session("a").await;
     let again = server.get("/api/v1/sessions/a/scheduled").await.expect(200);
-    assert_eq!(again["count"], 0, "a new session of the same id starts empty");
+    assert_eq!(
+        again["count"], 0,
+        "a new session of the same id starts empty"
+    );
 }

@@ -13,7 +13,10 @@ use super::scheduled::{in_secs, outbox, schedule_text, wait_for_scheduled};
 async fn a_send_due_on_a_paused_session_waits_and_goes_out_after_resume() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
-    server.post_empty("/api/v1/sessions/s/pause").await.expect(200);
+    server
+        .post_empty("/api/v1/sessions/s/pause")
+        .await
+        .expect(200);
     let id = schedule_text(&server, "s", "after the pause", &in_secs(1)).await;
     let path = format!("/api/v1/sessions/s/scheduled/{id}");
     let waiting = eventually("the due send to wait for its session", || async {
@@ -23,12 +26,18 @@ async fn a_send_due_on_a_paused_session_waits_and_goes_out_after_resume() {
     })
     .await;
     assert!(
-        waiting["last_error"].as_str().unwrap().starts_with("waiting"),
+        waiting["last_error"]
+            .as_str()
+            .unwrap()
+            .starts_with("waiting"),
         "{waiting}"
     );
     assert!(outbox(&server, "s").await.is_empty());
 
-    server.post_empty("/api/v1/sessions/s/resume").await.expect(200);
+    server
+        .post_empty("/api/v1/sessions/s/resume")
+        .await
+        .expect(200);
     let item = wait_for_scheduled(&server, "s", &id, "sent").await;
     let sent = outbox(&server, "s").await;
     assert_eq!(sent.len(), 1);
@@ -53,17 +62,22 @@ async fn a_send_due_on_a_disconnected_session_goes_out_when_it_connects() {
         reason.contains("disconnected").then_some(())
     })
     .await;
-    server.post_empty("/api/v1/sessions/s/connect").await.expect(200);
+    server
+        .post_empty("/api/v1/sessions/s/connect")
+        .await
+        .expect(200);
     wait_for_scheduled(&server, "s", &id, "sent").await;
     assert_eq!(outbox(&server, "s").await.len(), 1);
 }
 
 #[tokio::test]
 async fn a_send_that_waits_longer_than_the_limit_fails_and_says_why() {
-    let server =
-        TestServer::start_with(|c| c.schedule.max_wait = Duration::from_millis(300)).await;
+    let server = TestServer::start_with(|c| c.schedule.max_wait = Duration::from_millis(300)).await;
     server.paired_session("s").await;
-    server.post_empty("/api/v1/sessions/s/pause").await.expect(200);
+    server
+        .post_empty("/api/v1/sessions/s/pause")
+        .await
+        .expect(200);
     let id = schedule_text(&server, "s", "too late", &in_secs(1)).await;
     let item = wait_for_scheduled(&server, "s", &id, "failed").await;
     let reason = item["last_error"].as_str().unwrap();
@@ -75,7 +89,10 @@ async fn a_send_that_waits_longer_than_the_limit_fails_and_says_why() {
     assert_eq!(item["attempts"], 0);
 
     // Once the session is back, only what is scheduled then goes out.
-    server.post_empty("/api/v1/sessions/s/resume").await.expect(200);
+    server
+        .post_empty("/api/v1/sessions/s/resume")
+        .await
+        .expect(200);
     server.wait_for_status("s", "logged_in").await;
     let next = schedule_text(&server, "s", "on time", &in_secs(1)).await;
     wait_for_scheduled(&server, "s", &next, "sent").await;

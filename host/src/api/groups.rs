@@ -375,7 +375,10 @@ mod tests {
         let j = group_path("120363000000000001@g.us").unwrap();
         assert_eq!(j.to_string(), "120363000000000001@g.us");
         assert_eq!(group_path("120363000000000001").unwrap(), j);
-        assert_eq!(group_path("15551234567@s.whatsapp.net").unwrap_err().status, 400);
+        assert_eq!(
+            group_path("15551234567@s.whatsapp.net").unwrap_err().status,
+            400
+        );
         assert_eq!(group_path("x@nowhere").unwrap_err().code, "invalid_path");
     }
 

@@ -3,16 +3,19 @@
 
 pub mod auth;
 mod blasts;
+mod contacts;
 pub mod error;
 pub mod extract;
 mod groups;
 mod health;
 mod messages;
 mod scheduled;
+mod session_ops;
 mod sessions;
 mod sim;
-mod sim_groups;
+mod sim_account;
 mod sim_events;
+mod sim_groups;
 mod stream;
 mod webhooks;
 
@@ -69,12 +72,15 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .merge(groups::routes())
         .merge(blasts::routes())
         .merge(scheduled::routes())
+        .merge(contacts::routes())
+        .merge(session_ops::routes())
         .merge(stream::routes())
         .merge(webhooks::routes());
     if state.sim.is_some() {
         api = api
             .merge(sim::routes())
             .merge(sim_events::routes())
+            .merge(sim_account::routes())
             .merge(sim_groups::routes());
     }
     let api = api.route_layer(from_fn_with_state(state.clone(), auth::require_token));

@@ -124,10 +124,14 @@ impl ListQuery {
             .filter(|s| !s.is_empty())
             .map(|s| {
                 ScheduledStatus::parse(s).ok_or_else(|| {
-                    let known: Vec<&str> = ScheduledStatus::ALL.iter().map(|s| s.as_str()).collect();
+                    let known: Vec<&str> =
+                        ScheduledStatus::ALL.iter().map(|s| s.as_str()).collect();
                     ApiError::bad_request(
                         "invalid_query",
-                        format!("`status` names an unknown status `{s}`; use {}", known.join(", ")),
+                        format!(
+                            "`status` names an unknown status `{s}`; use {}",
+                            known.join(", ")
+                        ),
                     )
                 })
             })

@@ -55,6 +55,12 @@ async fn inject(
             ));
         }
         Some(e) if event_data::network_side(e) => e,
+        Some(EventName::AccountLocked) => {
+            return Err(ApiError::invalid_field(
+                "event",
+                "`account_locked` is the gateway's answer to a lock: lock the account with POST /api/v1/sim/sessions/{id}/lock",
+            ));
+        }
         Some(e) => {
             return Err(ApiError::invalid_field(
                 "event",

@@ -52,10 +52,9 @@ async fn join(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<JoinIn>,
 ) -> ApiResult<Json<Value>> {
-    let sim = state
-        .sim
-        .as_ref()
-        .ok_or_else(|| ApiError::not_found("sim_disabled", "the simulated network is not enabled"))?;
+    let sim = state.sim.as_ref().ok_or_else(|| {
+        ApiError::not_found("sim_disabled", "the simulated network is not enabled")
+    })?;
     let code = invite_code(&body.code)?;
     let joiner = match (body.session_id, body.phone) {
         (Some(id), None) => {
@@ -66,7 +65,12 @@ async fn join(
         }
         (None, Some(phone)) => match Jid::parse_recipient(&phone) {
             Ok(j) if j.kind() == JidKind::User => Joiner::User(j),
-            Ok(_) => return Err(ApiError::invalid_field("phone", "must be a user JID or phone number")),
+            Ok(_) => {
+                return Err(ApiError::invalid_field(
+                    "phone",
+                    "must be a user JID or phone number",
+                ));
+            }
             Err(e) => return Err(ApiError::invalid_field("phone", e)),
         },
         _ => {

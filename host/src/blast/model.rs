@@ -155,9 +155,11 @@ pub struct BlastRecipient {
     /// Send attempts with a known outcome since creation or the last retry.
     pub attempts: u32,
     /// The error of the last failed attempt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
     /// The message id, chosen before the first attempt and kept for every
     /// later attempt, so the network sees one message however often it is sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_id: Option<String>,
     /// Unix seconds of the last change.
     pub updated_at: i64,

@@ -36,7 +36,7 @@ fn recipients_are_normalised_to_jids_and_defaults_filled_in() {
 fn every_bad_field_is_named() {
     assert_eq!(field(text(json!([]))), "recipients");
     assert_eq!(field(text(json!(["15550000001", "nope"]))), "recipients[1]");
-    assert_eq!(field(text(json!(["1"; 11]))), "recipients", "over the maximum");
+    assert_eq!(field(text(json!(vec!["1"; 11]))), "recipients", "over the maximum");
     let mut r = text(json!(["15550000001"]));
     r.endpoint = "fax".into();
     assert_eq!(field(r), "endpoint");

@@ -7,6 +7,11 @@
 //! which the network treats as the same message (a repeated id is
 //! acknowledged, not delivered again).
 
+use super::model::{BlastJob, RecipientStatus, SendOutcome};
+use super::worker::Worker;
+use crate::domain::time::unix_now;
+use crate::store::StoreResult;
+
 /// What to do with a recipient found in `sending`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Recovery {
@@ -22,6 +27,62 @@ pub fn decide(has_sent: Option<bool>) -> Recovery {
     match has_sent {
         Some(true) => Recovery::MarkSent,
         Some(false) | None => Recovery::Resend,
+    }
+}
+
+impl Worker {
+    /// Resolves the in-flight sends of every job (crash recovery at start).
+    pub(super) async fn recover_all(&mut self) -> StoreResult<()> {
+        for job in self.p.store.list_blasts(None, None)? {
+            if job.in_flight.is_some() {
+                self.recover(&job).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Resolves a job's in-flight send by asking the network whether it has
+    /// the message; `false` when the network could not be asked yet.
+    pub(super) async fn recover(&mut self, job: &BlastJob) -> StoreResult<bool> {
+        let Some(id) = job.in_flight else {
+            return Ok(true);
+        };
+        let (sid, seq) = (job.session_id.as_str(), job.seq);
+        let recipient = self.p.store.get_blast_recipient(job, id)?;
+        let Some(message_id) = recipient
+            .filter(|r| r.status == RecipientStatus::Sending)
+            .map(|r| r.message_id.unwrap_or_default())
+        else {
+            // The recipient's outcome was recorded; only the marker is left.
+            self.p.store.modify_blast(sid, seq, |j| {
+                j.in_flight = None;
+                Ok::<_, ()>(())
+            })?;
+            return Ok(true);
+        };
+        let answer = match self.p.send.has_sent(sid, &message_id).await {
+            Ok(answer) => answer,
+            Err(e) => {
+                tracing::warn!(session = %sid, job = %job.id, error = %e, "cannot yet ask the network about an interrupted blast send");
+                return Ok(false);
+            }
+        };
+        let decision = decide(answer);
+        let outcome = match decision {
+            Recovery::MarkSent => SendOutcome::Sent {
+                message_id: message_id.clone(),
+            },
+            Recovery::Resend => SendOutcome::NotAttempted,
+        };
+        let after = self
+            .p
+            .store
+            .finish_blast_send(sid, seq, id, &outcome, unix_now())?;
+        tracing::info!(session = %sid, job = %job.id, recipient = id, %message_id, ?decision, "resolved a blast send interrupted by a stop");
+        if let (Recovery::MarkSent, Some(after)) = (decision, after) {
+            self.progress(&after);
+        }
+        Ok(true)
     }
 }
 

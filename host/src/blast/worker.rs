@@ -22,10 +22,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::Waker;
 use super::config::BlastConfig;
-use super::model::{BlastJob, JobStatus, RecipientStatus, SendOutcome};
+use super::model::{BlastJob, JobStatus, SendOutcome};
 use super::pacing::pause;
 use super::plan::{endpoint_kind, request_for};
-use super::recovery::{Recovery, decide};
 use crate::domain::event::{Envelope, EventName};
 use crate::domain::send::SendKind;
 use crate::domain::session::SessionStatus;
@@ -65,7 +64,7 @@ enum Ready {
 
 /// The worker's state; everything durable is in the store.
 pub(super) struct Worker {
-    p: Parts,
+    pub(super) p: Parts,
     /// The last recipient handled per job, so a pass goes on where it was.
     cursors: HashMap<(String, u64), u64>,
     /// The body of the job being sent.
@@ -315,8 +314,8 @@ impl Worker {
         Ok(true)
     }
 
-    fn progress(&self, job: &BlastJob) {
-        if job.sent_count > 0 && job.sent_count % PROGRESS_EVERY == 0 {
+    pub(super) fn progress(&self, job: &BlastJob) {
+        if job.sent_count > 0 && job.sent_count.is_multiple_of(PROGRESS_EVERY) {
             self.publish(job, EventName::BlastProgress);
         }
     }
@@ -350,60 +349,6 @@ impl Worker {
             self.publish(&job, EventName::BlastCompleted);
         }
         Ok(())
-    }
-
-    /// Resolves the in-flight sends of every job (crash recovery at start).
-    async fn recover_all(&mut self) -> StoreResult<()> {
-        for job in self.p.store.list_blasts(None, None)? {
-            if job.in_flight.is_some() {
-                self.recover(&job).await?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Resolves a job's in-flight send by asking the network whether it has
-    /// the message; `false` when the network could not be asked yet.
-    async fn recover(&mut self, job: &BlastJob) -> StoreResult<bool> {
-        let Some(id) = job.in_flight else {
-            return Ok(true);
-        };
-        let (sid, seq) = (job.session_id.as_str(), job.seq);
-        let recipient = self.p.store.get_blast_recipient(job, id)?;
-        let Some(message_id) = recipient
-            .filter(|r| r.status == RecipientStatus::Sending)
-            .map(|r| r.message_id.unwrap_or_default())
-        else {
-            // The recipient's outcome was recorded; only the marker is left.
-            self.p.store.modify_blast(sid, seq, |j| {
-                j.in_flight = None;
-                Ok::<_, ()>(())
-            })?;
-            return Ok(true);
-        };
-        let answer = match self.p.send.has_sent(sid, &message_id).await {
-            Ok(answer) => answer,
-            Err(e) => {
-                tracing::warn!(session = %sid, job = %job.id, error = %e, "cannot yet ask the network about an interrupted blast send");
-                return Ok(false);
-            }
-        };
-        let decision = decide(answer);
-        let outcome = match decision {
-            Recovery::MarkSent => SendOutcome::Sent {
-                message_id: message_id.clone(),
-            },
-            Recovery::Resend => SendOutcome::NotAttempted,
-        };
-        let after = self
-            .p
-            .store
-            .finish_blast_send(sid, seq, id, &outcome, unix_now())?;
-        tracing::info!(session = %sid, job = %job.id, recipient = id, %message_id, ?decision, "resolved a blast send interrupted by a stop");
-        if let (Recovery::MarkSent, Some(after)) = (decision, after) {
-            self.progress(&after);
-        }
-        Ok(true)
     }
 }
 

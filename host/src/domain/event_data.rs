@@ -80,7 +80,8 @@ pub struct Field {
 /// Whether a network may deliver this event as-is. Not `message` (a message
 /// is decoded, deduplicated and enriched), not the lifecycle events the
 /// gateway produces itself (`qr_code`, `pair_code`, `connected`,
-/// `logged_out`) and not the blast events.
+/// `logged_out`, and `account_locked`, whose cooldown is the gateway's) and
+/// not the blast events.
 pub fn network_side(event: EventName) -> bool {
     !matches!(
         event,
@@ -89,6 +90,7 @@ pub fn network_side(event: EventName) -> bool {
             | EventName::PairCode
             | EventName::Connected
             | EventName::LoggedOut
+            | EventName::AccountLocked
             | EventName::BlastProgress
             | EventName::BlastCompleted
     )
@@ -131,9 +133,10 @@ mod tests {
     }
 
     #[test]
-    fn twenty_four_events_are_network_side() {
+    fn twenty_three_events_are_network_side() {
         let count = EventName::ALL.iter().filter(|e| network_side(**e)).count();
-        assert_eq!(count, 24);
+        assert_eq!(count, 23);
+        assert!(!network_side(EventName::AccountLocked));
         assert!(!network_side(EventName::Message));
         assert!(!network_side(EventName::BlastCompleted));
         assert!(network_side(EventName::Disconnected));

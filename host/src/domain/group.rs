@@ -1,8 +1,13 @@
 //! Groups as the API shows them: the summary, group and group-info shapes,
-//! participant roles, the three group settings, per-participant results, the
-//! limits on names and descriptions, and who may do what ([`allowed`]).
+//! participant roles, per-participant results, the limits on names and
+//! descriptions, and who may do what ([`allowed`]). The three settings are in
+//! `group_settings.rs` and re-exported here.
 
 use serde::{Deserialize, Serialize};
+
+pub use super::group_settings::{
+    GroupSettings, MemberAddMode, MemberLinkMode, MembershipApprovalMode, SettingsUpdate,
+};
 
 /// Longest group name (subject), in characters.
 pub const MAX_SUBJECT_CHARS: usize = 100;
@@ -28,87 +33,14 @@ impl Role {
     pub fn is_admin(self) -> bool {
         matches!(self, Role::Superadmin | Role::Admin)
     }
-}
 
-/// Whether join requests need an admin's approval.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MembershipApprovalMode {
-    /// Anyone with the invite link joins at once.
-    #[default]
-    Off,
-    /// Joining by link leaves a request for the admins.
-    On,
-}
-
-/// Who can add participants.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MemberAddMode {
-    /// Only admins.
-    #[default]
-    AdminAdd,
-    /// Every member.
-    AllMemberAdd,
-}
-
-/// Who can read and reset the invite link.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MemberLinkMode {
-    /// Only admins.
-    #[default]
-    AdminLink,
-    /// Every member.
-    AllMemberLink,
-}
-
-/// The three settings of a group.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GroupSettings {
-    /// Whether join requests need approval.
-    pub membership_approval_mode: MembershipApprovalMode,
-    /// Who can add participants.
-    pub member_add_mode: MemberAddMode,
-    /// Who can read and reset the invite link.
-    pub member_link_mode: MemberLinkMode,
-}
-
-/// A change of settings: only the fields that are `Some` change.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SettingsUpdate {
-    /// New approval mode.
-    pub membership_approval_mode: Option<MembershipApprovalMode>,
-    /// New add mode.
-    pub member_add_mode: Option<MemberAddMode>,
-    /// New link mode.
-    pub member_link_mode: Option<MemberLinkMode>,
-}
-
-impl GroupSettings {
-    /// Applies `update` and returns what actually changed, as the JSON fields
-    /// of a `group_update` event (empty when nothing changed).
-    pub fn apply(&mut self, update: &SettingsUpdate) -> serde_json::Map<String, serde_json::Value> {
-        let before = *self;
-        if let Some(v) = update.membership_approval_mode {
-            self.membership_approval_mode = v;
+    /// The API spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Superadmin => "superadmin",
+            Role::Admin => "admin",
+            Role::Member => "member",
         }
-        if let Some(v) = update.member_add_mode {
-            self.member_add_mode = v;
-        }
-        if let Some(v) = update.member_link_mode {
-            self.member_link_mode = v;
-        }
-        let (old, new) = (to_map(&before), to_map(self));
-        new.into_iter().filter(|(k, v)| old.get(k) != Some(v)).collect()
-    }
-}
-
-fn to_map(settings: &GroupSettings) -> serde_json::Map<String, serde_json::Value> {
-    match serde_json::to_value(settings) {
-        Ok(serde_json::Value::Object(m)) => m,
-        _ => serde_json::Map::new(),
     }
 }
 
@@ -245,6 +177,23 @@ pub enum GroupAction {
     InviteLink,
 }
 
+impl GroupAction {
+    /// What the action does, for messages (`only admins may …`).
+    pub fn describe(self) -> &'static str {
+        match self {
+            GroupAction::Participate => "take part",
+            GroupAction::SetSubject => "change the group name",
+            GroupAction::SetDescription => "change the description",
+            GroupAction::SetSettings => "change the settings",
+            GroupAction::Add => "add participants",
+            GroupAction::Remove => "remove participants",
+            GroupAction::Promote => "promote participants",
+            GroupAction::Demote => "demote admins",
+            GroupAction::InviteLink => "read or reset the invite link",
+        }
+    }
+}
+
 /// Whether a member with `role` may do `action` under `settings`: admins may do
 /// everything; members may participate, add when `member_add_mode` is
 /// `all_member_add`, and use the invite link when `member_link_mode` is
@@ -328,42 +277,26 @@ mod tests {
         assert!(allowed(Role::Member, Add, &open));
         assert!(!allowed(Role::Member, InviteLink, &closed));
         assert!(allowed(Role::Member, InviteLink, &open));
-        for action in [SetSubject, SetDescription, SetSettings, Remove, Promote, Demote] {
+        for action in [
+            SetSubject,
+            SetDescription,
+            SetSettings,
+            Remove,
+            Promote,
+            Demote,
+        ] {
             assert!(!allowed(Role::Member, action, &open), "{action:?}");
         }
     }
 
     #[test]
-    fn a_settings_update_changes_only_the_given_fields_and_reports_real_changes() {
-        let mut s = GroupSettings::default();
-        let changed = s.apply(&SettingsUpdate {
-            member_add_mode: Some(MemberAddMode::AllMemberAdd),
-            membership_approval_mode: Some(MembershipApprovalMode::Off),
-            ..SettingsUpdate::default()
-        });
-        assert_eq!(s.member_add_mode, MemberAddMode::AllMemberAdd);
-        assert_eq!(s.member_link_mode, MemberLinkMode::AdminLink);
-        assert_eq!(changed.len(), 1, "approval was already off: {changed:?}");
-        assert_eq!(changed["member_add_mode"], "all_member_add");
-        assert!(s.apply(&SettingsUpdate::default()).is_empty());
-    }
-
-    #[test]
-    fn settings_and_roles_use_the_spec_spelling() {
-        let s = serde_json::to_value(GroupSettings::default()).unwrap();
+    fn roles_and_statuses_use_the_spec_spelling() {
         assert_eq!(
-            s,
-            serde_json::json!({
-                "membership_approval_mode": "off",
-                "member_add_mode": "admin_add",
-                "member_link_mode": "admin_link",
-            })
+            serde_json::to_value(Role::Superadmin).unwrap(),
+            "superadmin"
         );
-        assert_eq!(serde_json::to_value(Role::Superadmin).unwrap(), "superadmin");
         let status = serde_json::to_value(ParticipantStatus::NotOnNetwork).unwrap();
         assert_eq!(status, "NotOnNetwork");
-        let bad = serde_json::from_str::<SettingsUpdate>(r#"{"member_add_mode":"everyone"}"#);
-        assert!(bad.is_err());
     }
 
     #[test]

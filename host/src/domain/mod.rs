@@ -4,6 +4,7 @@ pub mod contact;
 pub mod event;
 pub mod event_data;
 pub mod group;
+mod group_settings;
 pub mod jid;
 pub mod message;
 pub mod send;

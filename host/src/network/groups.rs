@@ -115,8 +115,11 @@ pub trait GroupOps: Send + Sync {
     ) -> Result<(), GroupError>;
 
     /// Dismisses admins (admins); all or nothing.
-    async fn demote_participants(&self, group: &Jid, participants: &[Jid])
-    -> Result<(), GroupError>;
+    async fn demote_participants(
+        &self,
+        group: &Jid,
+        participants: &[Jid],
+    ) -> Result<(), GroupError>;
 
     /// The invite link, `{INVITE_BASE}/<code>`; `reset` replaces the code first,
     /// and the old one stops working.

@@ -4,8 +4,9 @@
 //! given at attach time, and the `sessions` module turns those into envelopes.
 //!
 //! Backends: [`sim`] (the simulated network, always built) and, behind the
-//! `whatsapp` feature, the real network. Group, contact, token, spam-report and
-//! app-state operations join this trait with the issues that expose them.
+//! `whatsapp` feature, the real network. Capabilities beyond messaging join
+//! [`NetworkSession`] as supertraits, one file each ([`groups`], [`contacts`],
+//! [`account`]).
 
 pub mod account;
 pub mod contacts;

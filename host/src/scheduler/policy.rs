@@ -59,7 +59,7 @@ pub fn wait_deadline_ms(send_at: i64, started_ms: u64, max_wait: Duration) -> u6
 /// Seconds for messages: `86400 s`, `0.25 s`.
 pub fn human_secs(d: Duration) -> String {
     let ms = d.as_millis();
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         format!("{} s", ms / 1000)
     } else {
         format!("{} s", d.as_secs_f64())
@@ -113,10 +113,7 @@ mod tests {
             classify(&SessionError::Network(NetworkError::Rejected("no".into()))),
             Outcome::Fail("no".into())
         );
-        assert_eq!(
-            classify(&SessionError::NotFound("s".into())),
-            Outcome::Gone
-        );
+        assert_eq!(classify(&SessionError::NotFound("s".into())), Outcome::Gone);
     }
 
     #[test]
@@ -131,7 +128,10 @@ mod tests {
     fn the_sleep_reaches_the_next_due_entry_and_never_exceeds_the_cap() {
         let cap = Duration::from_secs(300);
         assert_eq!(sleep_for(None, 10, cap), cap);
-        assert_eq!(sleep_for(Some(1_500), 1_000, cap), Duration::from_millis(500));
+        assert_eq!(
+            sleep_for(Some(1_500), 1_000, cap),
+            Duration::from_millis(500)
+        );
         assert_eq!(sleep_for(Some(900), 1_000, cap), Duration::ZERO);
         assert_eq!(sleep_for(Some(u64::MAX), 0, cap), cap);
     }
@@ -140,7 +140,10 @@ mod tests {
     fn reasons_name_the_limit_and_the_cause() {
         assert_eq!(human_secs(Duration::from_secs(86_400)), "86400 s");
         assert_eq!(human_secs(Duration::from_millis(250)), "0.25 s");
-        let r = gave_up_reason("session `s` is paused; resume it first", Duration::from_secs(5));
+        let r = gave_up_reason(
+            "session `s` is paused; resume it first",
+            Duration::from_secs(5),
+        );
         assert!(r.contains("5 s") && r.contains("paused"), "{r}");
         let w = waiting_reason("paused", 1_795_314_877_000);
         assert!(w.contains("2026-11-22T02:34:37Z"), "{w}");

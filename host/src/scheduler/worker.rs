@@ -68,7 +68,8 @@ impl Inner {
             } else {
                 match self.store.next_scheduled_due() {
                     Ok(next) => {
-                        self.wake.next_due
+                        self.wake
+                            .next_due
                             .store(next.unwrap_or(u64::MAX), Ordering::SeqCst);
                         policy::sleep_for(next, now_ms(), FALLBACK_SLEEP)
                     }
@@ -88,12 +89,15 @@ impl Inner {
 
     /// Makes the parked sends of sessions that connected due now.
     fn wake_connected_sessions(&self) {
-        let sessions = std::mem::take(&mut *self.wake.woken.lock().unwrap_or_else(|p| p.into_inner()));
+        let sessions =
+            std::mem::take(&mut *self.wake.woken.lock().unwrap_or_else(|p| p.into_inner()));
         let now = now_ms();
         for sid in sessions {
             match self.store.wake_waiting(Some(&sid), now) {
                 Ok(0) => {}
-                Ok(n) => tracing::debug!(session = %sid, sends = n, "session connected; waiting scheduled sends are due"),
+                Ok(n) => {
+                    tracing::debug!(session = %sid, sends = n, "session connected; waiting scheduled sends are due")
+                }
                 Err(e) => {
                     tracing::error!(session = %sid, error = %e, "could not wake waiting scheduled sends")
                 }
@@ -112,7 +116,10 @@ impl Inner {
         }
         // Interrupted while sending (the gateway stopped): the network may have it.
         if send.status == ScheduledStatus::Sending
-            && matches!(self.send.has_sent(sid, &send.message_id).await, Ok(Some(true)))
+            && matches!(
+                self.send.has_sent(sid, &send.message_id).await,
+                Ok(Some(true))
+            )
         {
             tracing::info!(session = %sid, scheduled_id = %id, "interrupted scheduled send had reached the network");
             return self.sent(&send, None);

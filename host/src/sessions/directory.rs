@@ -67,7 +67,11 @@ pub(super) fn from_sync(sync: &ContactSync) -> (ContactSource, Vec<Observation>)
             let mut o = Observation::of(user_jid(&phone)?, phone);
             o.full_name = Some(c.full_name.clone());
             o.first_name = Some(c.first_name.clone());
-            o.lid_jid = c.lid.as_deref().and_then(lid_user_of).map(|u| format!("{u}@lid"));
+            o.lid_jid = c
+                .lid
+                .as_deref()
+                .and_then(lid_user_of)
+                .map(|u| format!("{u}@lid"));
             if c.business_name.is_some() {
                 o.business_name = Some(c.business_name.clone());
             }
@@ -133,6 +137,13 @@ impl Intake {
     /// could; an incremental change is also published as `contact_update`.
     pub(super) fn contacts_synced(&self, sync: &ContactSync) {
         let (source, observations) = from_sync(sync);
+        for o in &observations {
+            if let Some(lid_user) = o.lid_jid.as_deref().and_then(lid_user_of)
+                && let Err(e) = self.store.learn_lid(&self.live.id, &lid_user, &o.phone)
+            {
+                tracing::error!(session = %self.live.id, error = %e, "could not store a lid mapping");
+            }
+        }
         let stored = record(&self.store, &self.live.id, source, &observations);
         if let Some(applied) = &sync.applied {
             applied.done(stored.is_ok());
@@ -157,7 +168,10 @@ impl Intake {
     /// A `push_name_update` or `contact_update` from the network.
     pub(super) fn contact_event(&self, event: EventName, data: &Value) {
         let (source, obs) = match event {
-            EventName::PushNameUpdate => (ContactSource::PushName, from_push_name(data, self.learned())),
+            EventName::PushNameUpdate => (
+                ContactSource::PushName,
+                from_push_name(data, self.learned()),
+            ),
             EventName::ContactUpdate => (
                 ContactSource::Notification,
                 from_contact_update(data, self.learned()),
@@ -227,7 +241,11 @@ mod tests {
         let (source, obs) = from_sync(&full);
         assert_eq!(source, ContactSource::AppstateSync);
         assert_eq!(obs[0].full_name, Some(Some("Ann Smith".into())));
-        assert_eq!(obs[0].first_name, Some(None), "the address book is authoritative");
+        assert_eq!(
+            obs[0].first_name,
+            Some(None),
+            "the address book is authoritative"
+        );
         assert_eq!(obs[0].business_name, None, "left untouched");
         assert_eq!(obs[0].lid_jid.as_deref(), Some("777@lid"));
         let inc = ContactSync {

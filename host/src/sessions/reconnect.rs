@@ -173,7 +173,7 @@ impl Supervisor {
             (cooldown, until)
         };
         tracing::warn!(session = %live.id, cooldown_secs = cooldown.0.as_secs_f64(), "account locked; auto-reconnect paused");
-        if sessions.wants_reconnect(live) {
+        if sessions.wants_reconnect_after_cooldown(live) {
             sessions.schedule_reconnect(live, cooldown.0);
         } else {
             live.watch.cancel_pending();
@@ -211,6 +211,11 @@ impl Sessions {
     /// this registry's, paired, meant to be connected, not paused, with
     /// auto-reconnect on, disconnected, and not cooling down after a lock.
     fn wants_reconnect(&self, live: &Arc<Live>) -> bool {
+        self.wants_reconnect_after_cooldown(live) && !live.watch.is_locked()
+    }
+
+    /// [`Self::wants_reconnect`] once any running cooldown is over.
+    fn wants_reconnect_after_cooldown(&self, live: &Arc<Live>) -> bool {
         let Ok(current) = self.live(&live.id) else {
             return false;
         };
@@ -225,7 +230,6 @@ impl Sessions {
             && r.auto_reconnect
             && r.account.is_some()
             && live.state().status == SessionStatus::Disconnected
-            && !live.watch.is_locked()
     }
 
     /// Tries to reconnect after `delay`, unless cancelled or no longer wanted then.
@@ -297,7 +301,9 @@ impl Sessions {
     /// Sets whether message-history sync is skipped for new devices (stored).
     pub fn set_skip_history_sync(&self, id: &str, skip: bool) -> Result<bool, super::SessionError> {
         self.live(id)?;
-        Ok(self.modify(id, |r| r.skip_history_sync = skip)?.skip_history_sync)
+        Ok(self
+            .modify(id, |r| r.skip_history_sync = skip)?
+            .skip_history_sync)
     }
 }
 

@@ -53,7 +53,9 @@ impl Store {
     pub fn get_scheduled(&self, session_id: &str, id: &str) -> StoreResult<Option<ScheduledSend>> {
         self.read(|tx| {
             let t = tx.open_table(SCHEDULED)?;
-            t.get((session_id, id))?.map(|v| decode(v.value())).transpose()
+            t.get((session_id, id))?
+                .map(|v| decode(v.value()))
+                .transpose()
         })
     }
 
@@ -115,6 +117,17 @@ impl Store {
     /// Makes the parked sends of `session_id` (of every session when `None`)
     /// due at `now_ms`, so the scheduler looks at them again. Returns how many.
     pub fn wake_waiting(&self, session_id: Option<&str>, now_ms: u64) -> StoreResult<usize> {
+        // Most connects have nothing parked: a read answers that without a commit.
+        let any = self.read(|tx| {
+            let t = tx.open_table(SCHEDULED_WAITING)?;
+            Ok(match session_id {
+                Some(sid) => t.range((sid, "")..=(sid, ID_MAX))?.next().is_some(),
+                None => t.first()?.is_some(),
+            })
+        })?;
+        if !any {
+            return Ok(0);
+        }
         self.write(|tx| {
             let keys: Vec<(String, String)> = {
                 let t = tx.open_table(SCHEDULED_WAITING)?;

@@ -39,7 +39,11 @@ fn send(session: &str, due_ms: u64) -> ScheduledSend {
 }
 
 fn insert(store: &Store, s: &ScheduledSend) {
-    assert!(store.insert_scheduled(s, br#"{"to":"1","text":"hi"}"#).unwrap());
+    assert!(
+        store
+            .insert_scheduled(s, br#"{"to":"1","text":"hi"}"#)
+            .unwrap()
+    );
 }
 
 fn due_ids(store: &Store, until: u64) -> Vec<String> {
@@ -69,7 +73,10 @@ fn the_due_index_yields_the_earliest_first_and_follows_every_change() {
     insert(&store, &early);
     assert_eq!(store.next_scheduled_due().unwrap(), Some(2_000));
     assert_eq!(due_ids(&store, 1_999), Vec::<String>::new());
-    assert_eq!(due_ids(&store, 5_000), [early.id.clone(), late.id.clone()]);
+    assert_eq!(
+        due_ids(&store, 5_000),
+        [early.id.as_str(), late.id.as_str()]
+    );
     assert_eq!(
         store.due_scheduled(2_000, 10).unwrap(),
         [DueEntry {
@@ -86,7 +93,7 @@ fn the_due_index_yields_the_earliest_first_and_follows_every_change() {
             true
         })
         .unwrap();
-    assert_eq!(due_ids(&store, 5_000), [late.id.clone()]);
+    assert_eq!(due_ids(&store, 5_000), [late.id.as_str()]);
     // Terminal: out of the due index, and its body is dropped.
     let (done, written) = store
         .update_scheduled("a", &late.id, |s| {
@@ -107,7 +114,12 @@ fn the_due_index_yields_the_earliest_first_and_follows_every_change() {
         .unwrap();
     assert!(!written);
     assert_eq!(same.due_ms, Some(9_000));
-    assert!(store.update_scheduled("a", "nope", |_| true).unwrap().is_none());
+    assert!(
+        store
+            .update_scheduled("a", "nope", |_| true)
+            .unwrap()
+            .is_none()
+    );
 }
 
 #[test]
@@ -125,9 +137,12 @@ fn parked_sends_wake_per_session_and_all_at_once() {
             })
             .unwrap();
     }
-    assert!(due_ids(&store, 10_000).is_empty(), "parked until the deadline");
+    assert!(
+        due_ids(&store, 10_000).is_empty(),
+        "parked until the deadline"
+    );
     assert_eq!(store.wake_waiting(Some("a"), 10_000).unwrap(), 1);
-    assert_eq!(due_ids(&store, 10_000), [a.id.clone()]);
+    assert_eq!(due_ids(&store, 10_000), [a.id.as_str()]);
     let woken = store.get_scheduled("a", &a.id).unwrap().unwrap();
     assert!(!woken.waiting);
     assert_eq!(store.wake_waiting(Some("a"), 10_000).unwrap(), 0);
@@ -153,27 +168,27 @@ fn listings_are_newest_first_filtered_and_paged_per_session_and_fleet_wide() {
     let ids = |v: Vec<ScheduledSend>| v.into_iter().map(|s| s.id).collect::<Vec<_>>();
     assert_eq!(
         ids(store.list_scheduled("a", &[], 0, 10).unwrap()),
-        [a2.id.clone(), a1.id.clone()]
+        [a2.id.as_str(), a1.id.as_str()]
     );
     assert_eq!(
         ids(store
             .list_scheduled("a", &[ScheduledStatus::Cancelled], 0, 10)
             .unwrap()),
-        [a1.id.clone()]
+        [a1.id.as_str()]
     );
     assert_eq!(
         ids(store.list_scheduled("a", &[], 1, 10).unwrap()),
-        [a1.id.clone()]
+        [a1.id.as_str()]
     );
     assert_eq!(
         ids(store.list_all_scheduled(&[], 0, 10).unwrap()),
-        [a2.id.clone(), b1.id.clone(), a1.id.clone()]
+        [a2.id.as_str(), b1.id.as_str(), a1.id.as_str()]
     );
     assert_eq!(
         ids(store
             .list_all_scheduled(&[ScheduledStatus::Scheduled], 1, 1)
             .unwrap()),
-        [b1.id.clone()]
+        [b1.id.as_str()]
     );
 }
 
@@ -193,7 +208,7 @@ fn deleting_a_session_removes_its_sends_from_every_table_and_leaves_others() {
         })
         .unwrap();
     assert!(store.delete_session("a").unwrap());
-    assert_eq!(due_ids(&store, u64::MAX - 1), [kept.id.clone()]);
+    assert_eq!(due_ids(&store, u64::MAX - 1), [kept.id.as_str()]);
     assert_eq!(store.next_scheduled_due().unwrap(), Some(3_000));
     assert_eq!(store.wake_waiting(None, 0).unwrap(), 0);
     assert!(store.get_scheduled("a", &gone.id).unwrap().is_none());

@@ -49,8 +49,10 @@ impl Store {
     ) -> StoreResult<SimAddressEntry> {
         self.write(|tx| {
             entry.version = next_seq(tx, ADDRESS_BOOK_SEQ_KEY)?;
-            tx.open_table(SIM_ADDRESS_BOOK)?
-                .insert((session_id, entry.phone.as_str()), encode(&entry)?.as_slice())?;
+            tx.open_table(SIM_ADDRESS_BOOK)?.insert(
+                (session_id, entry.phone.as_str()),
+                encode(&entry)?.as_slice(),
+            )?;
             Ok(entry)
         })
     }
@@ -199,8 +201,12 @@ mod tests {
         store
             .insert_session(&SessionRecord::new("a".into(), None, "sim".into(), None))
             .unwrap();
-        let first = store.put_sim_address_entry("a", entry("15550000002")).unwrap();
-        let second = store.put_sim_address_entry("a", entry("15550000001")).unwrap();
+        let first = store
+            .put_sim_address_entry("a", entry("15550000002"))
+            .unwrap();
+        let second = store
+            .put_sim_address_entry("a", entry("15550000001"))
+            .unwrap();
         assert!(second.version > first.version);
         let book = store.sim_address_book("a").unwrap();
         assert_eq!(book[0].phone, "15550000001");
@@ -232,6 +238,11 @@ mod tests {
         assert_eq!(left.len(), 1);
         assert_eq!(left[0].0, "2@s.whatsapp.net");
         assert_eq!(left[0].1.sender_ms, Some(1_000));
-        assert!(store.sim_tctoken("a", "1@s.whatsapp.net").unwrap().is_none());
+        assert!(
+            store
+                .sim_tctoken("a", "1@s.whatsapp.net")
+                .unwrap()
+                .is_none()
+        );
     }
 }

@@ -88,7 +88,10 @@ pub fn shape(event: EventName) -> &'static [Field] {
                     opt("invite_link", StrOrNull),
                     opt("membership_approval_mode", OneOf(&["off", "on"])),
                     opt("member_add_mode", OneOf(&["admin_add", "all_member_add"])),
-                    opt("member_link_mode", OneOf(&["admin_link", "all_member_link"])),
+                    opt(
+                        "member_link_mode",
+                        OneOf(&["admin_link", "all_member_link"]),
+                    ),
                 ]
             }
         }

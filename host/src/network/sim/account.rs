@@ -4,9 +4,9 @@
 
 use async_trait::async_trait;
 
+use super::ReceivedReport;
 use super::SimNetwork;
 use super::client::SimClient;
-use super::ReceivedReport;
 use crate::domain::jid::Jid;
 use crate::network::NetworkError;
 use crate::network::account::{

@@ -2,7 +2,8 @@
 //! real one from the gateway's side. Sessions pair by QR or pair code, sends
 //! between sessions of this instance arrive as inbound messages, messages to a
 //! disconnected session wait and arrive `offline` on reconnect, and faults
-//! (failures, latency) can be injected. Outside users and the outbox live in the
+//! (failures, latency) can be injected. Groups keep real state (members, roles,
+//! settings, invite codes). Outside users, the outbox and groups live in the
 //! store; faults and the offline queue are the network's memory and reset on restart.
 
 mod account;

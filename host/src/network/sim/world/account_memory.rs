@@ -132,7 +132,11 @@ mod tests {
             assert_eq!(m.claim("a", &[Collection::Regular]), [false]);
             assert_eq!(m.claim("b", &[Collection::Regular]), [true], "per session");
         }
-        assert_eq!(m.claim("a", &[Collection::Regular]), [true], "released on drop");
+        assert_eq!(
+            m.claim("a", &[Collection::Regular]),
+            [true],
+            "released on drop"
+        );
         m.forget("a");
         assert_eq!(m.claim("a", &cols), [true, true]);
     }

@@ -124,9 +124,7 @@ impl World {
             .unwrap_or_else(|_| format!("{}@s.whatsapp.net", e.phone));
         Ok(AddressBookEntry {
             jid,
-            lid: e
-                .lid
-                .or_else(|| user.as_ref().and_then(|u| u.lid.clone())),
+            lid: e.lid.or_else(|| user.as_ref().and_then(|u| u.lid.clone())),
             business_name: user.and_then(|u| u.business_name),
             phone: e.phone,
             full_name: e.full_name,
@@ -183,9 +181,7 @@ impl World {
         c: Collection,
         mode: ResyncMode,
     ) -> CollectionOutcome {
-        let online = self
-            .with(id, |s| s.link == Link::Online)
-            .unwrap_or(false);
+        let online = self.with(id, |s| s.link == Link::Online).unwrap_or(false);
         if !online {
             return CollectionOutcome::Retryable;
         }

@@ -169,7 +169,12 @@ impl World {
             let removed = with_status(&results, ParticipantStatus::Removed);
             let mut notes = Vec::new();
             if !removed.is_empty() {
-                notes.push(Note::update(g, &me.jid, before, json!({ "leave": removed })));
+                notes.push(Note::update(
+                    g,
+                    &me.jid,
+                    before,
+                    json!({ "leave": removed }),
+                ));
             }
             Ok((results, notes))
         })

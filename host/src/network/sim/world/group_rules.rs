@@ -27,20 +27,6 @@ pub fn unique(jids: &[Jid]) -> Vec<String> {
     out
 }
 
-fn verb(action: GroupAction) -> &'static str {
-    match action {
-        GroupAction::Participate => "take part",
-        GroupAction::SetSubject => "change the group name",
-        GroupAction::SetDescription => "change the description",
-        GroupAction::SetSettings => "change the settings",
-        GroupAction::Add => "add participants",
-        GroupAction::Remove => "remove participants",
-        GroupAction::Promote => "promote participants",
-        GroupAction::Demote => "demote admins",
-        GroupAction::InviteLink => "read or reset the invite link",
-    }
-}
-
 impl SimGroup {
     /// The group's JID.
     pub fn jid(&self) -> String {
@@ -93,11 +79,8 @@ impl SimGroup {
             return Err(GroupError::NotAdmin(format!(
                 "only admins of group {} may {}; this session's account is a {}",
                 self.jid(),
-                verb(action),
-                serde_json::to_value(role)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default(),
+                action.describe(),
+                role.as_str(),
             )));
         }
         Ok(role)
@@ -313,7 +296,10 @@ mod tests {
         g.promote(&[ADA.into()]).unwrap();
         let r = g.remove(ADA, &[OWNER.into(), ADA.into(), BOB.into(), NOBODY.into()]);
         use ParticipantStatus::*;
-        assert_eq!(statuses(&r), vec![NotAllowed, NotAllowed, Removed, NotMember]);
+        assert_eq!(
+            statuses(&r),
+            vec![NotAllowed, NotAllowed, Removed, NotMember]
+        );
         assert_eq!(g.member_jids(), vec![OWNER.to_owned(), ADA.to_owned()]);
     }
 
@@ -376,14 +362,23 @@ mod tests {
             n += 1;
             format!("D{n}")
         };
-        assert!(g.set_topic(Some("rules"), None, OWNER, 5, &mut next).unwrap());
+        assert!(
+            g.set_topic(Some("rules"), None, OWNER, 5, &mut next)
+                .unwrap()
+        );
         assert_eq!(g.info().topic_id.as_deref(), Some("D1"));
         assert!(matches!(
             g.set_topic(Some("new"), Some("D0"), OWNER, 6, &mut next),
             Err(GroupError::DescriptionConflict(_))
         ));
-        assert!(!g.set_topic(Some("rules"), Some("D1"), OWNER, 6, &mut next).unwrap());
-        assert!(g.set_topic(Some("new"), Some("D1"), OWNER, 6, &mut next).unwrap());
+        assert!(
+            !g.set_topic(Some("rules"), Some("D1"), OWNER, 6, &mut next)
+                .unwrap()
+        );
+        assert!(
+            g.set_topic(Some("new"), Some("D1"), OWNER, 6, &mut next)
+                .unwrap()
+        );
         assert_eq!(g.info().topic, "new");
         assert!(g.set_topic(None, Some("D2"), OWNER, 7, &mut next).unwrap());
         assert_eq!(g.info().topic, "");

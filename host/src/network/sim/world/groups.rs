@@ -135,7 +135,9 @@ impl World {
             .collect();
         let mut known = HashSet::new();
         for jid in jids {
-            let phone = Jid::parse(jid).ok().and_then(|j| j.phone().map(str::to_owned));
+            let phone = Jid::parse(jid)
+                .ok()
+                .and_then(|j| j.phone().map(str::to_owned));
             let registered = match phone {
                 Some(p) => self.store.get_sim_user(&p).map_err(internal)?.is_some(),
                 None => false,
@@ -306,14 +308,24 @@ impl World {
         Ok((group_jid, status))
     }
 
-    /// The other member sessions a group message from `me` reaches. An
-    /// unknown group is `NotFound`; a group `me` is not in is `Rejected`.
-    pub(super) fn group_peers(
+    /// The sessions of this gateway a message from session `id` (account
+    /// `me`) to `to` reaches: the other member sessions of a group, or the
+    /// session whose account has the user's number. An unknown group is
+    /// `NotFound`; a group `me` is not in is `Rejected`.
+    pub(super) fn reached_by(
         &self,
         id: &str,
         me: &Account,
-        group: &Jid,
+        to: &Jid,
     ) -> Result<Vec<String>, NetworkError> {
+        if !to.is_group() {
+            let peer = self.lock().iter().find_map(|(other, s)| {
+                let theirs = s.account.as_ref().map(|a| a.phone.as_str());
+                (other != id && theirs.is_some() && theirs == to.phone()).then(|| other.clone())
+            });
+            return Ok(peer.into_iter().collect());
+        }
+        let group = to;
         let members = self.with_book(|book| {
             let g = book.get(group.user_part()).ok_or_else(|| {
                 NetworkError::NotFound(format!(
@@ -335,5 +347,52 @@ impl World {
             })
             .map(|(other, _)| other.clone())
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::event_data::validate;
+    use crate::domain::group::GroupSettings;
+
+    #[test]
+    fn the_notes_fit_the_documented_event_shapes() {
+        let owner = "15550000001@s.whatsapp.net";
+        let group = SimGroup {
+            id: "120363000000000001".into(),
+            subject: "Team".into(),
+            topic: None,
+            owner: owner.into(),
+            created_at: 1,
+            participants: vec![SimMember {
+                jid: owner.into(),
+                role: Role::Superadmin,
+                joined_at: 1,
+            }],
+            settings: GroupSettings::default(),
+            invite_code: "CODE".into(),
+            pending: Vec::new(),
+        };
+        let to = || vec![owner.to_owned()];
+        let updates = [
+            json!({ "name": "New" }),
+            json!({ "topic": null, "topic_id": null }),
+            json!({ "topic": "Rules", "topic_id": "AB12" }),
+            json!({ "member_add_mode": "all_member_add", "membership_approval_mode": "on" }),
+            json!({ "join": [owner], "leave": [owner], "promote": [owner], "demote": [owner] }),
+            json!({ "invite_link": "https://chat.whatsapp.com/CODE" }),
+        ];
+        for fields in updates {
+            let note = Note::update(&group, owner, to(), fields);
+            assert_eq!(note.event, EventName::GroupUpdate);
+            validate(note.event, &note.data).unwrap();
+            assert_eq!(note.data["jid"], "120363000000000001@g.us");
+        }
+        for sender in [Some(owner), None] {
+            let note = Note::joined(&group, "create", sender, to());
+            validate(note.event, &note.data).unwrap();
+            assert_eq!(note.data["participants"], json!([owner]));
+        }
     }
 }

@@ -1,5 +1,6 @@
 //! The state of the simulated world: every attached session's link, account,
-//! faults and offline queue, and the rules that move them.
+//! faults and offline queue, the group book (`groups.rs`), and the rules that
+//! move them.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -19,18 +20,18 @@ pub(super) mod groups;
 mod pairing;
 mod people;
 use super::convert::{Sender, to_inbound};
-use account_memory::AppStateFault;
 use super::ids::SimRng;
 use crate::domain::event::EventName;
 use crate::domain::jid::Jid;
-use crate::network::account::Collection;
 use crate::domain::send::OutboundContent;
 use crate::domain::session::Account;
 use crate::domain::time::unix_now;
+use crate::network::account::Collection;
 use crate::network::{
     AttachSpec, EventSink, InboundMessage, NetworkError, NetworkEvent, SendReceipt,
 };
 use crate::store::{OutboxEntry, SimUser, Store};
+use account_memory::AppStateFault;
 
 /// Send faults of one session, set through the control API.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -281,12 +282,8 @@ impl World {
         if faults.fail_send_rate > 0.0 && self.rng().unit() < faults.fail_send_rate {
             return Err(NetworkError::Failed("simulated random send failure".into()));
         }
-        // A group message reaches the other members; only members may send.
-        let group_peers = if to.is_group() {
-            Some(self.group_peers(id, &me, to)?)
-        } else {
-            None
-        };
+        // Who it reaches; a group refuses a sender that is not a member.
+        let peers = self.reached_by(id, &me, to)?;
         // The network keeps one message per id: a resend of an id it already
         // has is acknowledged with the original receipt and not delivered again.
         if let Some(original) = self.store.find_outbox(id, message_id).map_err(internal)? {
@@ -306,17 +303,6 @@ impl World {
             timestamp,
         };
         self.store.append_outbox(id, &entry).map_err(internal)?;
-        let peers = group_peers.unwrap_or_else(|| {
-            let peer = to.phone().and_then(|phone| {
-                self.lock()
-                    .iter()
-                    .find(|(other, s)| {
-                        *other != id && s.account.as_ref().is_some_and(|a| a.phone == phone)
-                    })
-                    .map(|(other, _)| other.clone())
-            });
-            peer.into_iter().collect()
-        });
         let chat = if to.is_group() { &to_str } else { &me.jid };
         let push_name = me.push_name.clone().unwrap_or_else(|| me.phone.clone());
         let sender = Sender {

@@ -168,8 +168,10 @@ impl World {
     ) -> Result<Vec<IssuedToken>, NetworkError> {
         let me = self.online_account(id)?;
         let now_ms = unix_now_ms();
-        let mine: Vec<(String, String)> =
-            jids.iter().map(|j| (id.to_owned(), j.to_string())).collect();
+        let mine: Vec<(String, String)> = jids
+            .iter()
+            .map(|j| (id.to_owned(), j.to_string()))
+            .collect();
         let peers: Vec<(String, String)> = {
             let sessions = self.lock();
             jids.iter()
