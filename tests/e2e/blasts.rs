@@ -1,5 +1,5 @@
-//! Creating blasts: the create rules, every refusal, and the read side
-//! (get, recipients, per-session and fleet-wide listings).
+//! Creating blasts: the create rules (normalised recipients, defaults,
+//! duplicates, `send_at` inside the body) and every refusal.
 
 use serde_json::{Value, json};
 use switchboard_tests::TestServer;
@@ -40,7 +40,12 @@ async fn a_blast_is_created_pending_with_normalised_recipients_and_default_optio
         j["options"],
         json!({"delay_ms": 1000, "jitter_ms": 0, "max_attempts": 3, "dedup_across_jobs": false})
     );
-    for counter in ["sent_count", "failed_count", "dlq_count", "skipped_dup_count"] {
+    for counter in [
+        "sent_count",
+        "failed_count",
+        "dlq_count",
+        "skipped_dup_count",
+    ] {
         assert_eq!(j[counter], 0, "{counter}");
     }
     assert_eq!(j["send_at"], "2999-01-01T00:00:00Z");
@@ -50,7 +55,12 @@ async fn a_blast_is_created_pending_with_normalised_recipients_and_default_optio
     let rs = recipients(&server, "s", id, None).await;
     let got: Vec<(&str, &str)> = rs
         .iter()
-        .map(|r| (r["recipient"].as_str().unwrap(), r["status"].as_str().unwrap()))
+        .map(|r| {
+            (
+                r["recipient"].as_str().unwrap(),
+                r["status"].as_str().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(
         got,
@@ -85,7 +95,10 @@ async fn duplicates_in_the_request_keep_the_first_and_are_recorded_as_skipped_du
         )
         .await
         .expect(201);
-    assert_eq!((resp["total"].as_u64(), resp["skipped_dup"].as_u64()), (Some(3), Some(2)));
+    assert_eq!(
+        (resp["total"].as_u64(), resp["skipped_dup"].as_u64()),
+        (Some(3), Some(2))
+    );
     let id = resp["job_id"].as_str().unwrap();
     assert_eq!(job(&server, "s", id).await["skipped_dup_count"], 2);
     let statuses: Vec<String> = recipients(&server, "s", id, None)
@@ -95,7 +108,13 @@ async fn duplicates_in_the_request_keep_the_first_and_are_recorded_as_skipped_du
         .collect();
     assert_eq!(
         statuses,
-        ["pending", "pending", "skipped_dup", "skipped_dup", "pending"]
+        [
+            "pending",
+            "pending",
+            "skipped_dup",
+            "skipped_dup",
+            "pending"
+        ]
     );
 }
 
@@ -111,24 +130,83 @@ async fn every_bad_create_is_refused_and_writes_nothing() {
     };
     let cases: Vec<(Value, &str, &str)> = vec![
         (with("recipients", json!([])), "invalid_field", "recipients"),
-        (with("recipients", json!(["4930000001", "not a phone"])), "invalid_field", "recipients[1]"),
-        (with("recipients", json!(["4930000001", 42])), "invalid_field", "recipients[1]"),
-        (with("recipients", json!(["4930000001", "x@unknown.server"])), "invalid_field", "recipients[1]"),
-        (with("recipients", json!(phones(6))), "invalid_field", "recipients"),
+        (
+            with("recipients", json!(["4930000001", "not a phone"])),
+            "invalid_field",
+            "recipients[1]",
+        ),
+        (
+            with("recipients", json!(["4930000001", 42])),
+            "invalid_field",
+            "recipients[1]",
+        ),
+        (
+            with("recipients", json!(["4930000001", "x@unknown.server"])),
+            "invalid_field",
+            "recipients[1]",
+        ),
+        (
+            with("recipients", json!(phones(6))),
+            "invalid_field",
+            "recipients",
+        ),
         (with("endpoint", json!("fax")), "invalid_field", "endpoint"),
         (with("body", json!("hi")), "invalid_field", "body"),
-        (with("body", json!({"to": "4930000000"})), "invalid_field", "body.text"),
-        (with("body", json!({"text": "hi"})), "invalid_field", "body.to"),
-        (with("body", json!({"to": "4930000000", "text": "hi", "colour": 1})), "invalid_field", "body"),
-        (with("max_attempts", json!(0)), "invalid_field", "max_attempts"),
+        (
+            with("body", json!({"to": "4930000000"})),
+            "invalid_field",
+            "body.text",
+        ),
+        (
+            with("body", json!({"text": "hi"})),
+            "invalid_field",
+            "body.to",
+        ),
+        (
+            with(
+                "body",
+                json!({"to": "4930000000", "text": "hi", "colour": 1}),
+            ),
+            "invalid_field",
+            "body",
+        ),
+        (
+            with("max_attempts", json!(0)),
+            "invalid_field",
+            "max_attempts",
+        ),
         (with("delay_ms", json!(-1)), "invalid_field", "delay_ms"),
-        (with("jitter_ms", json!("soon")), "invalid_field", "jitter_ms"),
-        (with("send_at", json!("next tuesday")), "invalid_field", "send_at"),
-        (with("dedup_across_jobs", json!("yes")), "invalid_field", "dedup_across_jobs"),
+        (
+            with("jitter_ms", json!("soon")),
+            "invalid_field",
+            "jitter_ms",
+        ),
+        (
+            with("send_at", json!("next tuesday")),
+            "invalid_field",
+            "send_at",
+        ),
+        (
+            with("dedup_across_jobs", json!("yes")),
+            "invalid_field",
+            "dedup_across_jobs",
+        ),
         (with("surprise", json!(true)), "invalid_field", "surprise"),
-        (json!({"body": {"to": "4930000000", "text": "hi"}, "recipients": ["4930000001"]}), "invalid_field", "endpoint"),
-        (json!({"endpoint": "text", "recipients": ["4930000001"]}), "invalid_field", "body"),
-        (json!({"endpoint": "text", "body": {"to": "4930000000", "text": "hi"}}), "invalid_field", "recipients"),
+        (
+            json!({"body": {"to": "4930000000", "text": "hi"}, "recipients": ["4930000001"]}),
+            "invalid_field",
+            "endpoint",
+        ),
+        (
+            json!({"endpoint": "text", "recipients": ["4930000001"]}),
+            "invalid_field",
+            "body",
+        ),
+        (
+            json!({"endpoint": "text", "body": {"to": "4930000000", "text": "hi"}}),
+            "invalid_field",
+            "recipients",
+        ),
     ];
     for (body, code, field) in cases {
         let resp = server.post("/api/v1/sessions/s/blast", body.clone()).await;
@@ -160,145 +238,4 @@ async fn send_at_inside_the_body_is_ignored_and_the_job_starts_at_once() {
     body["body"]["send_at"] = json!(LATER);
     let id = create(&server, "s", body).await;
     wait_status(&server, "s", &id, "completed").await;
-}
-
-#[tokio::test]
-async fn recipients_are_listed_in_order_filtered_by_status_and_paged() {
-    let server = server().await;
-    server.paired_session("s").await;
-    let mut list = phones(1200);
-    list.push(list[0].clone());
-    let id = create(&server, "s", text_blast(&list, json!({ "send_at": LATER }))).await;
-    let page = |q: &'static str| {
-        let server = &server;
-        let id = id.clone();
-        async move {
-            server
-                .get(&format!("/api/v1/sessions/s/blasts/{id}/recipients{q}"))
-                .await
-                .expect(200)
-        }
-    };
-    let first = page("").await;
-    assert_eq!(first["count"], 100, "default limit");
-    assert_eq!(first["recipients"][0]["id"], 1);
-    let big = page("?limit=5000").await;
-    assert_eq!(big["count"], 1000, "at most 1000");
-    let tail = page("?limit=10&offset=1195").await;
-    let ids: Vec<u64> = tail["recipients"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["id"].as_u64().unwrap())
-        .collect();
-    assert_eq!(ids, [1196, 1197, 1198, 1199, 1200, 1201]);
-    let dups = page("?status=skipped_dup").await;
-    assert_eq!(dups["count"], 1);
-    assert_eq!(dups["recipients"][0]["id"], 1201);
-    assert_eq!(page("?status=sent").await["count"], 0);
-    server
-        .get(&format!("/api/v1/sessions/s/blasts/{id}/recipients?status=lost"))
-        .await
-        .expect_error(400, "invalid_query");
-    server
-        .get("/api/v1/sessions/s/blasts/no-such-job/recipients")
-        .await
-        .expect_error(404, "blast_not_found");
-}
-
-#[tokio::test]
-async fn blasts_are_listed_per_session_and_fleet_wide_newest_first_with_filters() {
-    let server = server().await;
-    server.paired_session("a").await;
-    server.paired_session("b").await;
-    let later = json!({ "send_at": LATER });
-    let a1 = create(&server, "a", text_blast(&phones(1), later.clone())).await;
-    let b1 = create(&server, "b", text_blast(&phones(1), later.clone())).await;
-    let a2 = create(&server, "a", text_blast(&phones(2), later.clone())).await;
-    server
-        .post_empty(&format!("/api/v1/sessions/a/blasts/{a1}/cancel"))
-        .await
-        .expect(200);
-    let ids = |body: Value| -> Vec<String> {
-        assert_eq!(body["count"], body["jobs"].as_array().unwrap().len(), "{body}");
-        body["jobs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|j| j["id"].as_str().unwrap().to_owned())
-            .collect()
-    };
-    let get = |path: &'static str| server.get(path);
-    assert_eq!(ids(get("/api/v1/blasts").await.expect(200)), [a2.as_str(), b1.as_str(), a1.as_str()]);
-    assert_eq!(ids(get("/api/v1/blasts?session=a").await.expect(200)), [a2.as_str(), a1.as_str()]);
-    assert_eq!(ids(get("/api/v1/blasts?status=cancelled").await.expect(200)), [a1.as_str()]);
-    assert_eq!(
-        ids(get("/api/v1/blasts?session=b&status=pending").await.expect(200)),
-        [b1.as_str()]
-    );
-    assert!(ids(get("/api/v1/blasts?session=b&status=cancelled").await.expect(200)).is_empty());
-    assert!(ids(get("/api/v1/blasts?session=nobody").await.expect(200)).is_empty());
-    assert_eq!(ids(get("/api/v1/sessions/a/blasts").await.expect(200)), [a2.as_str(), a1.as_str()]);
-    assert_eq!(
-        ids(get("/api/v1/sessions/a/blasts?status=pending").await.expect(200)),
-        [a2.as_str()]
-    );
-    get("/api/v1/blasts?status=finished")
-        .await
-        .expect_error(400, "invalid_query");
-    get("/api/v1/sessions/nobody/blasts")
-        .await
-        .expect_error(404, "session_not_found");
-    server
-        .get(&format!("/api/v1/sessions/b/blasts/{a1}"))
-        .await
-        .expect_error(404, "blast_not_found");
-    let full = get("/api/v1/blasts").await.expect(200);
-    assert_eq!(full["jobs"][0]["total"], 2, "{full}");
-}
-
-#[tokio::test]
-async fn cancel_and_retry_are_refused_when_the_state_does_not_allow_them() {
-    let server = server().await;
-    server.paired_session("s").await;
-    let id = create(&server, "s", text_blast(&phones(1), json!({ "send_at": LATER }))).await;
-    let path = |op: &str| format!("/api/v1/sessions/s/blasts/{id}/{op}");
-    server
-        .post_empty(&path("retry"))
-        .await
-        .expect_error(400, "nothing_to_retry");
-    let cancelled = server.post_empty(&path("cancel")).await.expect(200);
-    assert_eq!(cancelled["status"], "cancelled");
-    assert!(cancelled["finished_at"].is_string());
-    server
-        .post_empty(&path("cancel"))
-        .await
-        .expect_error(400, "blast_not_cancellable");
-    server
-        .post_empty("/api/v1/sessions/s/blasts/nope/cancel")
-        .await
-        .expect_error(404, "blast_not_found");
-    let done = create(&server, "s", text_blast(&phones(1), json!({ "delay_ms": 0 }))).await;
-    wait_status(&server, "s", &done, "completed").await;
-    server
-        .post_empty(&format!("/api/v1/sessions/s/blasts/{done}/cancel"))
-        .await
-        .expect_error(400, "blast_not_cancellable");
-    server
-        .post_empty(&format!("/api/v1/sessions/s/blasts/{done}/retry"))
-        .await
-        .expect_error(400, "nothing_to_retry");
-}
-
-#[tokio::test]
-async fn deleting_a_session_deletes_its_blasts() {
-    let server = server().await;
-    server.paired_session("gone").await;
-    server.paired_session("kept").await;
-    create(&server, "gone", text_blast(&phones(3), json!({ "send_at": LATER }))).await;
-    let kept = create(&server, "kept", text_blast(&phones(3), json!({ "send_at": LATER }))).await;
-    server.delete("/api/v1/sessions/gone").await.expect(200);
-    let all = server.get("/api/v1/blasts").await.expect(200);
-    assert_eq!(all["count"], 1, "{all}");
-    assert_eq!(all["jobs"][0]["id"], kept.as_str());
 }

@@ -1,6 +1,6 @@
 //! The blast worker as the sim network sees it: order and pacing, one job at
-//! a time, failures, retries and the dead-letter state, cancel, a delayed
-//! start, dedup across jobs, and the progress and completed events.
+//! a time, failures, retries and the dead-letter state, cancel, and a delayed
+//! start.
 
 use std::time::{Duration, Instant};
 
@@ -9,8 +9,8 @@ use switchboard_tests::receiver::{TestReceiver, add_webhook, quiet_period, unix_
 use switchboard_tests::{TestServer, eventually};
 
 use crate::blasts_support::{
-    create, faults, jid, job, outbox, outbox_to, phones, recipients, server, text_blast,
-    wait_job, wait_status,
+    create, faults, jid, job, outbox, outbox_to, phones, recipients, server, text_blast, wait_job,
+    wait_status,
 };
 
 fn jids(list: &[String]) -> Vec<String> {
@@ -48,10 +48,16 @@ async fn sends_go_out_once_each_in_request_order_at_least_delay_ms_apart() {
     for (r, m) in recipients(&server, "s", &id, None).await.iter().zip(&sent) {
         assert_eq!(r["status"], "sent");
         assert_eq!(r["attempts"], 1);
-        assert_eq!(r["message_id"], m["message_id"], "the recipient keeps the message id");
+        assert_eq!(
+            r["message_id"], m["message_id"],
+            "the recipient keeps the message id"
+        );
     }
     let history = server.get("/api/v1/sessions/s/messages").await.expect(200);
-    assert_eq!(history["count"], 5, "blast sends are recorded like any send");
+    assert_eq!(
+        history["count"], 5,
+        "blast sends are recorded like any send"
+    );
 }
 
 #[tokio::test]
@@ -71,8 +77,18 @@ async fn one_job_at_a_time_the_older_job_finishes_before_the_next_starts() {
     let server = server().await;
     server.paired_session("a").await;
     server.paired_session("b").await;
-    let first = create(&server, "a", text_blast(&phones(4), json!({ "delay_ms": 100 }))).await;
-    let second = create(&server, "b", text_blast(&phones(4), json!({ "delay_ms": 100 }))).await;
+    let first = create(
+        &server,
+        "a",
+        text_blast(&phones(4), json!({ "delay_ms": 100 })),
+    )
+    .await;
+    let second = create(
+        &server,
+        "b",
+        text_blast(&phones(4), json!({ "delay_ms": 100 })),
+    )
+    .await;
     loop {
         // Read the second job before the first: if the first is still unfinished
         // after, it was unfinished when the second was read.
@@ -81,7 +97,10 @@ async fn one_job_at_a_time_the_older_job_finishes_before_the_next_starts() {
         if a["status"] == "completed" {
             break;
         }
-        assert_eq!(b["sent_count"], 0, "the second job sent while the first ran: {b}");
+        assert_eq!(
+            b["sent_count"], 0,
+            "the second job sent while the first ran: {b}"
+        );
         assert_eq!(b["status"], "pending");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -99,28 +118,45 @@ async fn a_failing_recipient_is_retried_on_later_passes_then_dead_lettered() {
     assert_eq!(done["sent_count"], 2);
     assert_eq!(done["failed_count"], 3, "every failed attempt counts");
     assert_eq!(done["dlq_count"], 1);
-    assert_eq!(outbox_to(&server, "s").await, [jid(&list[0]), jid(&list[2])]);
+    assert_eq!(
+        outbox_to(&server, "s").await,
+        [jid(&list[0]), jid(&list[2])]
+    );
     let dlq = recipients(&server, "s", &id, Some("dlq")).await;
     assert_eq!(dlq.len(), 1);
     assert_eq!(dlq[0]["recipient"], jid(&list[1]));
     assert_eq!(dlq[0]["attempts"], 3);
-    assert!(dlq[0]["last_error"].as_str().unwrap().contains("simulated"), "{}", dlq[0]);
+    assert!(
+        dlq[0]["last_error"].as_str().unwrap().contains("simulated"),
+        "{}",
+        dlq[0]
+    );
 
     // Retry: the dead letter goes back to pending and the job reopens.
-    server.delete("/api/v1/sim/sessions/s/faults").await.expect(200);
+    server
+        .delete("/api/v1/sim/sessions/s/faults")
+        .await
+        .expect(200);
     let reopened = server
         .post_empty(&format!("/api/v1/sessions/s/blasts/{id}/retry"))
         .await
         .expect(200);
-    assert!(
-        ["pending", "running", "completed"].contains(&reopened["status"].as_str().unwrap()),
-        "{reopened}"
+    assert_eq!(
+        reopened["status"], "pending",
+        "a retried job reopens as pending: {reopened}"
     );
+    assert_eq!(reopened["finished_at"], Value::Null);
     assert_eq!(reopened["dlq_count"], 0);
     let done = wait_status(&server, "s", &id, "completed").await;
-    assert_eq!((done["sent_count"].as_u64(), done["failed_count"].as_u64()), (Some(3), Some(3)));
+    assert_eq!(
+        (done["sent_count"].as_u64(), done["failed_count"].as_u64()),
+        (Some(3), Some(3))
+    );
     assert_eq!(done["dlq_count"], 0);
-    assert_eq!(outbox_to(&server, "s").await, jids(&[list[0].clone(), list[2].clone(), list[1].clone()]));
+    assert_eq!(
+        outbox_to(&server, "s").await,
+        jids(&[list[0].clone(), list[2].clone(), list[1].clone()])
+    );
     let r = &recipients(&server, "s", &id, Some("sent")).await;
     assert_eq!(r.len(), 3);
 }
@@ -132,24 +168,47 @@ async fn a_failure_that_clears_is_sent_on_the_next_pass_after_the_others() {
     let list = phones(3);
     faults(&server, "s", json!({ "fail_sends_to": [jid(&list[0])] })).await;
     let id = create(&server, "s", text_blast(&list, json!({ "delay_ms": 200 }))).await;
-    wait_job(&server, "s", &id, "to fail once", |j| j["failed_count"] == 1).await;
-    server.delete("/api/v1/sim/sessions/s/faults").await.expect(200);
+    wait_job(&server, "s", &id, "to fail once", |j| {
+        j["failed_count"] == 1
+    })
+    .await;
+    server
+        .delete("/api/v1/sim/sessions/s/faults")
+        .await
+        .expect(200);
     let done = wait_status(&server, "s", &id, "completed").await;
-    assert_eq!((done["failed_count"].as_u64(), done["dlq_count"].as_u64()), (Some(1), Some(0)));
+    assert_eq!(
+        (done["failed_count"].as_u64(), done["dlq_count"].as_u64()),
+        (Some(1), Some(0))
+    );
     assert_eq!(
         outbox_to(&server, "s").await,
         jids(&[list[1].clone(), list[2].clone(), list[0].clone()])
     );
     let first = &recipients(&server, "s", &id, None).await[0];
-    assert_eq!((first["status"].as_str(), first["attempts"].as_u64()), (Some("sent"), Some(2)));
+    assert_eq!(
+        (first["status"].as_str(), first["attempts"].as_u64()),
+        (Some("sent"), Some(2))
+    );
 }
 
 #[tokio::test]
 async fn cancel_mid_run_stops_the_worker_and_leaves_the_rest_pending_for_good() {
     let server = server().await;
     server.paired_session("s").await;
-    let id = create(&server, "s", text_blast(&phones(10), json!({ "delay_ms": 150 }))).await;
-    wait_job(&server, "s", &id, "to send twice", |j| j["sent_count"].as_u64() >= Some(2)).await;
+    let rx = TestReceiver::start().await;
+    let hook = json!({ "url": rx.url(), "events": ["blast_completed"] });
+    add_webhook(&server, "s", hook).await;
+    let id = create(
+        &server,
+        "s",
+        text_blast(&phones(10), json!({ "delay_ms": 150 })),
+    )
+    .await;
+    wait_job(&server, "s", &id, "to send twice", |j| {
+        j["sent_count"].as_u64() >= Some(2)
+    })
+    .await;
     let cancelled = server
         .post_empty(&format!("/api/v1/sessions/s/blasts/{id}/cancel"))
         .await
@@ -159,7 +218,11 @@ async fn cancel_mid_run_stops_the_worker_and_leaves_the_rest_pending_for_good() 
     tokio::time::sleep(Duration::from_millis(600)).await;
     let settled = outbox(&server, "s").await.len();
     tokio::time::sleep(Duration::from_millis(600)).await;
-    assert_eq!(outbox(&server, "s").await.len(), settled, "no send after the cancel settled");
+    assert_eq!(
+        outbox(&server, "s").await.len(),
+        settled,
+        "no send after the cancel settled"
+    );
     assert!(settled < 10, "the cancel stopped the run");
     let j = job(&server, "s", &id).await;
     assert_eq!(j["status"], "cancelled");
@@ -167,6 +230,9 @@ async fn cancel_mid_run_stops_the_worker_and_leaves_the_rest_pending_for_good() 
     let pending = recipients(&server, "s", &id, Some("pending")).await;
     assert_eq!(pending.len(), 10 - settled);
     assert!(pending.iter().all(|r| r["attempts"] == 0));
+    let event = rx.wait_for(1).await.remove(0).json();
+    assert_eq!(event["data"]["job_id"], id.as_str());
+    assert_eq!(event["data"]["status"], "cancelled", "{event}");
 }
 
 #[tokio::test]
@@ -190,7 +256,10 @@ async fn send_at_holds_the_job_pending_until_its_time() {
     }
     wait_status(&server, "s", &id, "completed").await;
     for m in outbox(&server, "s").await {
-        assert!(m["timestamp"].as_i64().unwrap() >= at, "sent before send_at: {m}");
+        assert!(
+            m["timestamp"].as_i64().unwrap() >= at,
+            "sent before send_at: {m}"
+        );
     }
 }
 
@@ -200,108 +269,30 @@ fn time_iso(unix: i64) -> String {
 }
 
 #[tokio::test]
-async fn dedup_across_jobs_skips_recipients_an_earlier_job_sent_to() {
+async fn a_cancel_ends_a_long_pause_so_the_next_job_does_not_wait_it_out() {
     let server = server().await;
-    server.paired_session("s").await;
-    let p = phones(3);
-    let fast = json!({ "delay_ms": 0 });
-    let first = create(&server, "s", text_blast(&p[..2], fast.clone())).await;
-    wait_status(&server, "s", &first, "completed").await;
-    let list = vec![p[1].clone(), p[2].clone(), p[2].clone()];
-    let resp = server
-        .post(
-            "/api/v1/sessions/s/blast",
-            text_blast(&list, json!({ "delay_ms": 0, "dedup_across_jobs": true })),
-        )
-        .await
-        .expect(201);
-    assert_eq!((resp["total"].as_u64(), resp["skipped_dup"].as_u64()), (Some(1), Some(2)));
-    let second = resp["job_id"].as_str().unwrap();
-    wait_status(&server, "s", second, "completed").await;
-    let third = create(&server, "s", text_blast(&p[..1], fast)).await;
-    wait_status(&server, "s", &third, "completed").await;
-    assert_eq!(
-        outbox_to(&server, "s").await,
-        jids(&[p[0].clone(), p[1].clone(), p[2].clone(), p[0].clone()]),
-        "without dedup_across_jobs a recipient is sent again"
-    );
-}
-
-#[tokio::test]
-async fn progress_every_25_sends_and_the_completed_event_reach_a_webhook() {
-    let server = server().await;
-    server.paired_session("s").await;
-    let rx = TestReceiver::start().await;
-    add_webhook(
+    server.paired_session("slow").await;
+    server.paired_session("next").await;
+    let slow = create(
         &server,
-        "s",
-        json!({ "url": rx.url(), "events": ["blast_progress", "blast_completed"] }),
+        "slow",
+        text_blast(&phones(3), json!({ "delay_ms": 600_000 })),
     )
     .await;
-    let id = create(&server, "s", text_blast(&phones(60), json!({ "delay_ms": 0 }))).await;
-    let got = rx.wait_for(3).await;
-    quiet_period().await;
-    let mut events: Vec<Value> = rx.requests().iter().map(|r| r.json()).collect();
-    assert_eq!(events.len(), 3, "{events:?}");
-    events.sort_by_key(|e| e["data"]["sent_count"].as_u64());
-    let names: Vec<&str> = events.iter().map(|e| e["event"].as_str().unwrap()).collect();
-    assert_eq!(names, ["blast_progress", "blast_progress", "blast_completed"]);
-    assert!(got.iter().all(|r| r.header("x-webhook-event").is_some()));
-    for (e, sent) in events.iter().zip([25, 50, 60]) {
-        let d = &e["data"];
-        assert_eq!(e["session_id"], "s");
-        assert_eq!(d["job_id"], id.as_str());
-        assert_eq!(d["session_id"], "s");
-        assert_eq!(d["endpoint"], "text");
-        assert_eq!(d["total"], 60);
-        assert_eq!(d["sent_count"], sent);
-        assert_eq!(d["failed_count"], 0);
-        assert_eq!(d["dlq_count"], 0);
-        assert_eq!(d["skipped_dup_count"], 0);
-    }
-    assert_eq!(events[0]["data"]["status"], "running");
-    let done = &events[2]["data"];
-    assert_eq!(done["status"], "completed");
-    assert!(done["finished_at"].is_string() && done["started_at"].is_string());
-    assert_eq!(done["reason"], Value::Null);
-}
-
-#[tokio::test]
-async fn a_paused_session_holds_its_blast_without_spending_attempts_while_others_go_on() {
-    let server = server().await;
-    server.paired_session("p").await;
-    server.paired_session("q").await;
-    let held = create(&server, "p", text_blast(&phones(6), json!({ "delay_ms": 100 }))).await;
-    wait_job(&server, "p", &held, "to start", |j| j["sent_count"].as_u64() >= Some(1)).await;
-    server.post_empty("/api/v1/sessions/p/pause").await.expect(200);
-    let other = create(&server, "q", text_blast(&phones(3), json!({ "delay_ms": 0 }))).await;
-    wait_status(&server, "q", &other, "completed").await;
-    let j = job(&server, "p", &held).await;
-    assert_eq!(j["status"], "running", "{j}");
-    assert_eq!(j["failed_count"], 0, "no attempt spent on a paused session");
-    assert!(j["sent_count"].as_u64() < Some(6));
-    server.post_empty("/api/v1/sessions/p/resume").await.expect(200);
-    let done = wait_status(&server, "p", &held, "completed").await;
-    assert_eq!((done["sent_count"].as_u64(), done["failed_count"].as_u64()), (Some(6), Some(0)));
-    assert_eq!(outbox(&server, "p").await.len(), 6);
-}
-
-#[tokio::test]
-async fn a_logged_out_session_fails_its_blast_and_leaves_the_rest_failed() {
-    let server = server().await;
-    server.paired_session("s").await;
-    let rx = TestReceiver::start().await;
-    add_webhook(&server, "s", json!({ "url": rx.url(), "events": ["blast_completed"] })).await;
-    let id = create(&server, "s", text_blast(&phones(5), json!({ "delay_ms": 200 }))).await;
-    wait_job(&server, "s", &id, "to start", |j| j["sent_count"].as_u64() >= Some(1)).await;
-    server.post_empty("/api/v1/sessions/s/logout").await.expect(200);
-    let failed = wait_status(&server, "s", &id, "failed").await;
-    assert!(failed["finished_at"].is_string());
-    let sent = failed["sent_count"].as_u64().unwrap();
-    let left = recipients(&server, "s", &id, Some("failed")).await;
-    assert_eq!(left.len() as u64, 5 - sent);
-    assert!(left[0]["last_error"].as_str().unwrap().contains("logged out"), "{}", left[0]);
-    let event = rx.wait_for(1).await.remove(0).json();
-    assert_eq!(event["data"]["status"], "failed");
-    assert!(event["data"]["reason"].as_str().unwrap().contains("logged out"));
+    wait_job(&server, "slow", &slow, "to send once", |j| {
+        j["sent_count"] == 1
+    })
+    .await;
+    server
+        .post_empty(&format!("/api/v1/sessions/slow/blasts/{slow}/cancel"))
+        .await
+        .expect(200);
+    let next = create(
+        &server,
+        "next",
+        text_blast(&phones(2), json!({ "delay_ms": 0 })),
+    )
+    .await;
+    wait_status(&server, "next", &next, "completed").await;
+    assert_eq!(outbox(&server, "slow").await.len(), 1);
 }

@@ -11,8 +11,7 @@ use switchboard::domain::time::unix_now;
 use switchboard::store::{OutboxEntry, Store};
 
 use crate::blasts_support::{
-    create, jid, outbox, outbox_to, phones, recipients, server, text_blast, wait_job,
-    wait_status,
+    create, jid, outbox, outbox_to, phones, recipients, server, text_blast, wait_job, wait_status,
 };
 
 #[tokio::test]
@@ -50,7 +49,9 @@ fn crash_mid_send(store: &Store, session: &str, job_id: &str, reached_network: b
         })
         .unwrap();
     let r = store
-        .begin_blast_send(session, job.seq, 1, unix_now(), || "3EB0CRASHED0000000001".into())
+        .begin_blast_send(session, job.seq, 1, unix_now(), || {
+            "3EB0CRASHED0000000001".into()
+        })
         .unwrap()
         .expect("the first recipient begins");
     let message_id = r.message_id.clone().unwrap();
@@ -65,7 +66,10 @@ fn crash_mid_send(store: &Store, session: &str, job_id: &str, reached_network: b
         store.append_outbox(session, &entry).unwrap();
     }
     let after = store.get_blast(session, job_id).unwrap().unwrap();
-    assert_eq!((after.status, after.in_flight), (JobStatus::Running, Some(1)));
+    assert_eq!(
+        (after.status, after.in_flight),
+        (JobStatus::Running, Some(1))
+    );
     message_id
 }
 
@@ -98,11 +102,18 @@ async fn a_send_cut_off_between_sending_and_sent_is_resolved_without_sending_twi
             "{session}: every recipient exactly once"
         );
         let first = &outbox(&server, session).await[0];
-        assert_eq!(first["message_id"], ids[session].as_str(), "{session}: the id chosen before the crash");
+        assert_eq!(
+            first["message_id"],
+            ids[session].as_str(),
+            "{session}: the id chosen before the crash"
+        );
         let r = &recipients(&server, session, job, None).await[0];
         assert_eq!(r["status"], "sent");
         assert_eq!(r["message_id"], ids[session].as_str());
     }
     let landed_first = &recipients(&server, "landed", &landed, None).await[0];
-    assert_eq!(landed_first["attempts"], 1, "marked sent from the network's answer");
+    assert_eq!(
+        landed_first["attempts"], 1,
+        "marked sent from the network's answer"
+    );
 }

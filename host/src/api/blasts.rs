@@ -22,7 +22,10 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/sessions/{id}/blast", post(create))
         .route("/api/v1/sessions/{id}/blasts", get(list_session))
         .route("/api/v1/sessions/{id}/blasts/{job}", get(get_one))
-        .route("/api/v1/sessions/{id}/blasts/{job}/recipients", get(recipients))
+        .route(
+            "/api/v1/sessions/{id}/blasts/{job}/recipients",
+            get(recipients),
+        )
         .route("/api/v1/sessions/{id}/blasts/{job}/cancel", post(cancel))
         .route("/api/v1/sessions/{id}/blasts/{job}/retry", post(retry))
         .route("/api/v1/blasts", get(list_all))
@@ -36,7 +39,7 @@ impl From<BlastError> for ApiError {
             BlastError::NotFound(_) => ApiError::not_found("blast_not_found", msg),
             BlastError::Invalid(f) => f.into(),
             BlastError::Refused(Refusal::NotCancellable(_)) => {
-                ApiError::bad_request("blast_not_cancellable", msg)
+                ApiError::bad_request("not_cancellable", msg)
             }
             BlastError::Refused(Refusal::Running) => ApiError::bad_request("blast_running", msg),
             BlastError::Refused(Refusal::NothingToRetry) => {
@@ -117,7 +120,11 @@ async fn list_all(
     ApiQuery(q): ApiQuery<JobQuery>,
 ) -> ApiResult<Json<Value>> {
     let status = status(q.status.as_deref(), JobStatus::parse, JobStatus::names())?;
-    let session = q.session.as_deref().map(str::trim).filter(|s| !s.is_empty());
+    let session = q
+        .session
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty());
     Ok(jobs(&state.blasts.list(session, status)?))
 }
 

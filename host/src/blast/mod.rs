@@ -232,6 +232,8 @@ impl Blasts {
             .modify_blast(session_id, job.seq, |j| j.cancel(now).map(|()| j.clone()))?
             .ok_or_else(|| BlastError::NotFound(job_id.to_owned()))??;
         tracing::info!(session = %session_id, job = %job_id, "blast cancelled");
+        // The worker may be pausing before this job's next send: let it look again.
+        self.inner.wake.notify_one();
         self.inner.bus.publish(Envelope::now(
             session_id,
             EventName::BlastCompleted,

@@ -354,10 +354,7 @@ impl BlastRecipient {
 
     /// dlq or failed → pending with a fresh set of attempts. `false` otherwise.
     pub fn reopen(&mut self, now: i64) -> bool {
-        if !matches!(
-            self.status,
-            RecipientStatus::Dlq | RecipientStatus::Failed
-        ) {
+        if !matches!(self.status, RecipientStatus::Dlq | RecipientStatus::Failed) {
             return false;
         }
         self.status = RecipientStatus::Pending;

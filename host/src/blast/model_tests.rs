@@ -142,7 +142,11 @@ fn cancel_is_refused_once_terminal_and_a_cancelled_job_does_not_close() {
     );
     assert!(!j.close(4));
     assert!(!j.fail("x", 4));
-    for s in [JobStatus::Completed, JobStatus::CompletedWithFailures, JobStatus::Failed] {
+    for s in [
+        JobStatus::Completed,
+        JobStatus::CompletedWithFailures,
+        JobStatus::Failed,
+    ] {
         let mut j = job(3);
         j.status = s;
         assert!(j.cancel(1).is_err());
@@ -197,8 +201,19 @@ fn the_api_view_has_the_spec_fields_with_iso_times() {
     assert_eq!(
         keys,
         [
-            "created_at", "dlq_count", "endpoint", "failed_count", "finished_at", "id", "options",
-            "send_at", "sent_count", "session_id", "skipped_dup_count", "started_at", "status",
+            "created_at",
+            "dlq_count",
+            "endpoint",
+            "failed_count",
+            "finished_at",
+            "id",
+            "options",
+            "send_at",
+            "sent_count",
+            "session_id",
+            "skipped_dup_count",
+            "started_at",
+            "status",
             "total"
         ]
     );

@@ -38,7 +38,10 @@ mod tests {
     fn without_jitter_the_pause_is_exactly_the_delay() {
         let mut rng = StdRng::seed_from_u64(1);
         for _ in 0..100 {
-            assert_eq!(pause(&options(250, 0), &mut rng), Duration::from_millis(250));
+            assert_eq!(
+                pause(&options(250, 0), &mut rng),
+                Duration::from_millis(250)
+            );
         }
     }
 

@@ -36,7 +36,11 @@ fn recipients_are_normalised_to_jids_and_defaults_filled_in() {
 fn every_bad_field_is_named() {
     assert_eq!(field(text(json!([]))), "recipients");
     assert_eq!(field(text(json!(["15550000001", "nope"]))), "recipients[1]");
-    assert_eq!(field(text(json!(vec!["1"; 11]))), "recipients", "over the maximum");
+    assert_eq!(
+        field(text(json!(vec!["1"; 11]))),
+        "recipients",
+        "over the maximum"
+    );
     let mut r = text(json!(["15550000001"]));
     r.endpoint = "fax".into();
     assert_eq!(field(r), "endpoint");
@@ -89,8 +93,14 @@ fn duplicates_after_the_first_and_already_sent_recipients_are_skipped() {
     use RecipientStatus::{Pending as P, SkippedDup as S};
     assert_eq!(statuses, [P, P, S, S, S]);
     assert_eq!(accepted, 2);
-    assert_eq!(rows.iter().map(|r| r.id).collect::<Vec<_>>(), [1, 2, 3, 4, 5]);
-    assert!(rows.iter().all(|r| r.message_id.is_none() && r.updated_at == 7));
+    assert_eq!(
+        rows.iter().map(|r| r.id).collect::<Vec<_>>(),
+        [1, 2, 3, 4, 5]
+    );
+    assert!(
+        rows.iter()
+            .all(|r| r.message_id.is_none() && r.updated_at == 7)
+    );
 }
 
 #[test]

@@ -3,10 +3,10 @@
 //! Each round it picks the oldest job that can make progress (pending with
 //! `send_at` reached, or running, and its session online), claims it, and
 //! sends up to [`BATCH`] recipients in id order, pausing `delay_ms` plus a
-//! uniform 0..=`jitter_ms` after every attempt. Before each recipient it
-//! reads the job's status (a cancel stops it) and the session (a session that
-//! went offline sets the job aside; one logged out or linked to another
-//! account fails it). A failed attempt returns the recipient to pending, to be
+//! uniform 0..=`jitter_ms` after every attempt before the session's next
+//! send. Before each recipient it reads the job's status (a cancel stops it)
+//! and the session (a session that went offline sets the job aside; one
+//! logged out or linked to another account fails it). A failed attempt returns the recipient to pending, to be
 //! retried on a later pass over the job, until its last attempt dead-letters
 //! it. When nothing is pending the job closes.
 
@@ -72,8 +72,9 @@ pub(super) struct Worker {
     /// Sessions set aside after a send found them offline: until when, and
     /// the waker generation then (a connect since ends the wait).
     parked: HashMap<String, (Instant, u64)>,
-    /// No send before this instant (the pause after the previous one).
-    next_send: Instant,
+    /// Per session: no send before this instant (the pause after its
+    /// previous send). A job of another session does not wait it out.
+    next_send: HashMap<String, Instant>,
     rng: StdRng,
 }
 
@@ -84,7 +85,7 @@ impl Worker {
             cursors: HashMap::new(),
             body: None,
             parked: HashMap::new(),
-            next_send: Instant::now(),
+            next_send: HashMap::new(),
             rng: StdRng::from_os_rng(),
         }
     }
@@ -124,6 +125,8 @@ impl Worker {
         jobs.sort_unstable_by_key(|j| j.seq);
         self.cursors
             .retain(|(s, seq), _| jobs.iter().any(|j| j.seq == *seq && &j.session_id == s));
+        let now = Instant::now();
+        self.next_send.retain(|_, at| *at > now);
         let now_ms = unix_now_ms();
         let mut wait = self.p.config.idle_poll;
         for job in jobs {
@@ -192,8 +195,13 @@ impl Worker {
     async fn run_job(&mut self, job: BlastJob, cancel: &CancellationToken) -> StoreResult<()> {
         let (sid, seq) = (job.session_id.clone(), job.seq);
         if job.in_flight.is_some() && !self.recover(&job).await? {
-            self.parked
-                .insert(sid, (Instant::now() + self.p.config.offline_retry, self.p.waker.generation()));
+            self.parked.insert(
+                sid,
+                (
+                    Instant::now() + self.p.config.offline_retry,
+                    self.p.waker.generation(),
+                ),
+            );
             return Ok(());
         }
         if job.status == JobStatus::Pending {
@@ -233,10 +241,14 @@ impl Worker {
             let Some(next) = self.p.store.next_pending_recipient(&job, cursor)? else {
                 return self.close(&job);
             };
-            let wait = self.next_send.saturating_duration_since(Instant::now());
+            let wait = self.next_send.get(&sid).map_or(Duration::ZERO, |at| {
+                at.saturating_duration_since(Instant::now())
+            });
             if !wait.is_zero() {
                 tokio::select! {
                     _ = cancel.cancelled() => return Ok(()),
+                    // A cancel (or other news) during a long pause: look again.
+                    _ = self.p.waker.notified() => continue,
                     _ = tokio::time::sleep(wait) => {}
                 }
             }
@@ -307,7 +319,8 @@ impl Worker {
             return Ok(false);
         }
         self.cursors.insert(key, id);
-        self.next_send = Instant::now() + pause(&job.options, &mut self.rng);
+        let until = Instant::now() + pause(&job.options, &mut self.rng);
+        self.next_send.insert(sid.to_owned(), until);
         if let (SendOutcome::Sent { .. }, Some(after)) = (&outcome, after) {
             self.progress(&after);
         }

@@ -97,7 +97,11 @@ mod tests {
         let a = new_message_id();
         assert_eq!(a.len(), 20);
         assert!(a.starts_with("3EB0"));
-        assert!(a[4..].chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_lowercase()));
+        assert!(
+            a[4..]
+                .chars()
+                .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_lowercase())
+        );
         assert_ne!(a, new_message_id());
     }
 }

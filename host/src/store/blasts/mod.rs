@@ -12,9 +12,7 @@ use super::tables::{
     BLAST_BODIES, BLAST_JOB_IDS, BLAST_JOBS, BLAST_RECIPIENTS, BLAST_SENT, BLAST_SEQ_KEY,
 };
 use super::{Store, StoreResult, decode, delete_session_keys, delete_session_range, encode};
-use crate::blast::model::{
-    BlastJob, BlastRecipient, JobStatus, RecipientStatus, SendOutcome,
-};
+use crate::blast::model::{BlastJob, BlastRecipient, JobStatus, RecipientStatus, SendOutcome};
 
 /// Creates every blast table (called when the store opens).
 pub(super) fn create_tables(tx: &WriteTransaction) -> StoreResult<()> {
@@ -40,10 +38,8 @@ pub(super) fn delete_session_blasts(tx: &WriteTransaction, session_id: &str) -> 
 }
 
 fn put_job(tx: &WriteTransaction, job: &BlastJob) -> StoreResult<()> {
-    tx.open_table(BLAST_JOBS)?.insert(
-        (job.session_id.as_str(), job.seq),
-        encode(job)?.as_slice(),
-    )?;
+    tx.open_table(BLAST_JOBS)?
+        .insert((job.session_id.as_str(), job.seq), encode(job)?.as_slice())?;
     Ok(())
 }
 

@@ -4,10 +4,10 @@
 
 use redb::{ReadableTable, WriteTransaction};
 
-use crate::store::tables::{BLAST_JOB_IDS, BLAST_RECIPIENTS};
-use crate::store::{Store, StoreResult, decode, encode};
 use super::{job_in, put_job};
 use crate::blast::model::{BlastJob, BlastRecipient, JobStatus, RecipientStatus, Refusal};
+use crate::store::tables::{BLAST_JOB_IDS, BLAST_RECIPIENTS};
+use crate::store::{Store, StoreResult, decode, encode};
 
 impl Store {
     /// Retry: returns the job's dlq and failed recipients to pending with

@@ -39,14 +39,18 @@ fn job(session: &str, total: u64) -> BlastJob {
 }
 
 fn jids(n: usize) -> Vec<String> {
-    (1..=n).map(|i| format!("1555000{i:04}@s.whatsapp.net")).collect()
+    (1..=n)
+        .map(|i| format!("1555000{i:04}@s.whatsapp.net"))
+        .collect()
 }
 
 /// A running job of `n` distinct recipients on session `s`.
 fn running(store: &Store, s: &str, n: usize) -> BlastJob {
     let (rows, accepted) = plan(&jids(n), &HashSet::new(), 1);
     let j = job(s, accepted);
-    let seq = store.insert_blast(&j, &json!({"text": "hi"}), &rows).unwrap();
+    let seq = store
+        .insert_blast(&j, &json!({"text": "hi"}), &rows)
+        .unwrap();
     store
         .modify_blast(s, seq, |j| Ok::<_, ()>(j.claim(2)))
         .unwrap();
@@ -90,10 +94,20 @@ fn a_job_is_found_by_id_and_listed_newest_first_across_sessions() {
     assert!(b.seq > a.seq);
     assert_eq!(store.get_blast("a", &a.id).unwrap().unwrap().seq, a.seq);
     assert!(store.get_blast("b", &a.id).unwrap().is_none());
-    let all: Vec<u64> = store.list_blasts(None, None).unwrap().iter().map(|j| j.seq).collect();
+    let all: Vec<u64> = store
+        .list_blasts(None, None)
+        .unwrap()
+        .iter()
+        .map(|j| j.seq)
+        .collect();
     assert_eq!(all, [b.seq, a.seq]);
     assert_eq!(store.list_blasts(Some("a"), None).unwrap().len(), 1);
-    assert!(store.list_blasts(None, Some(JobStatus::Pending)).unwrap().is_empty());
+    assert!(
+        store
+            .list_blasts(None, Some(JobStatus::Pending))
+            .unwrap()
+            .is_empty()
+    );
     assert_eq!(store.blast_body("a", a.seq).unwrap().unwrap()["text"], "hi");
 }
 
@@ -131,21 +145,49 @@ fn only_one_send_is_in_flight_and_only_for_a_running_job() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     let j = running(&store, "s", 2);
-    store.begin_blast_send("s", j.seq, 1, 3, || "M1".into()).unwrap().unwrap();
-    assert!(store.begin_blast_send("s", j.seq, 2, 3, || "M2".into()).unwrap().is_none());
-    assert_eq!(store.get_blast_at("s", j.seq).unwrap().unwrap().in_flight, Some(1));
+    store
+        .begin_blast_send("s", j.seq, 1, 3, || "M1".into())
+        .unwrap()
+        .unwrap();
+    assert!(
+        store
+            .begin_blast_send("s", j.seq, 2, 3, || "M2".into())
+            .unwrap()
+            .is_none()
+    );
+    assert_eq!(
+        store.get_blast_at("s", j.seq).unwrap().unwrap().in_flight,
+        Some(1)
+    );
     store
         .modify_blast("s", j.seq, |j| j.cancel(5))
         .unwrap()
         .unwrap()
         .unwrap();
     let after = store
-        .finish_blast_send("s", j.seq, 1, &SendOutcome::Sent { message_id: "M1".into() }, 6)
+        .finish_blast_send(
+            "s",
+            j.seq,
+            1,
+            &SendOutcome::Sent {
+                message_id: "M1".into(),
+            },
+            6,
+        )
         .unwrap()
         .unwrap();
-    assert_eq!(after.status, JobStatus::Cancelled, "a late success keeps the cancel");
+    assert_eq!(
+        after.status,
+        JobStatus::Cancelled,
+        "a late success keeps the cancel"
+    );
     assert_eq!((after.sent_count, after.in_flight), (1, None));
-    assert!(store.begin_blast_send("s", j.seq, 2, 7, || "M2".into()).unwrap().is_none());
+    assert!(
+        store
+            .begin_blast_send("s", j.seq, 2, 7, || "M2".into())
+            .unwrap()
+            .is_none()
+    );
 }
 
 #[test]
@@ -153,19 +195,29 @@ fn retry_reopens_dlq_recipients_and_is_refused_with_nothing_to_retry() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     let j = running(&store, "s", 2);
-    assert_eq!(store.retry_blast("s", &j.id, 5).unwrap(), Some(Err(Refusal::Running)));
+    assert_eq!(
+        store.retry_blast("s", &j.id, 5).unwrap(),
+        Some(Err(Refusal::Running))
+    );
     send(&store, &j, 1, fail());
     send(&store, &j, 1, fail());
     send(&store, &j, 2, ok());
-    store.modify_blast("s", j.seq, |j| Ok::<_, ()>(j.close(6))).unwrap();
+    store
+        .modify_blast("s", j.seq, |j| Ok::<_, ()>(j.close(6)))
+        .unwrap();
     let reopened = store.retry_blast("s", &j.id, 7).unwrap().unwrap().unwrap();
-    assert_eq!((reopened.status, reopened.dlq_count), (JobStatus::Pending, 0));
+    assert_eq!(
+        (reopened.status, reopened.dlq_count),
+        (JobStatus::Pending, 0)
+    );
     let r = store.get_blast_recipient(&reopened, 1).unwrap().unwrap();
     assert_eq!((r.status, r.attempts), (RecipientStatus::Pending, 0));
     store.modify_blast("s", j.seq, |j| j.cancel(8)).unwrap();
     let j2 = running(&store, "t", 1);
     send(&store, &j2, 1, ok());
-    store.modify_blast("t", j2.seq, |j| Ok::<_, ()>(j.close(6))).unwrap();
+    store
+        .modify_blast("t", j2.seq, |j| Ok::<_, ()>(j.close(6)))
+        .unwrap();
     assert_eq!(
         store.retry_blast("t", &j2.id, 7).unwrap(),
         Some(Err(Refusal::NothingToRetry))
@@ -179,7 +231,10 @@ fn failing_a_job_marks_its_pending_recipients_failed_for_a_later_retry() {
     let store = Store::open(dir.path()).unwrap();
     let j = running(&store, "s", 3);
     send(&store, &j, 1, ok());
-    let failed = store.fail_blast("s", j.seq, "logged out", 9).unwrap().unwrap();
+    let failed = store
+        .fail_blast("s", j.seq, "logged out", 9)
+        .unwrap()
+        .unwrap();
     assert_eq!(failed.status, JobStatus::Failed);
     let rs = store
         .list_blast_recipients(&failed, Some(RecipientStatus::Failed), 0, 10)
@@ -189,7 +244,14 @@ fn failing_a_job_marks_its_pending_recipients_failed_for_a_later_retry() {
     assert!(store.fail_blast("s", j.seq, "again", 9).unwrap().is_none());
     let retried = store.retry_blast("s", &j.id, 10).unwrap().unwrap().unwrap();
     assert_eq!(retried.status, JobStatus::Pending);
-    assert_eq!(store.list_blast_recipients(&retried, Some(RecipientStatus::Pending), 1, 10).unwrap().len(), 1, "offset");
+    assert_eq!(
+        store
+            .list_blast_recipients(&retried, Some(RecipientStatus::Pending), 1, 10)
+            .unwrap()
+            .len(),
+        1,
+        "offset"
+    );
 }
 
 #[test]
@@ -207,7 +269,15 @@ fn deleting_a_session_removes_its_blasts_and_leaves_others() {
     store.delete_session("a").unwrap();
     assert!(store.list_blasts(Some("a"), None).unwrap().is_empty());
     assert!(store.get_blast("a", &a.id).unwrap().is_none());
-    assert!(store.list_blast_recipients(&a, None, 0, 10).unwrap().is_empty());
+    assert!(
+        store
+            .list_blast_recipients(&a, None, 0, 10)
+            .unwrap()
+            .is_empty()
+    );
     assert!(store.blast_already_sent("a", &jids(2)).unwrap().is_empty());
-    assert_eq!(store.list_blast_recipients(&ab, None, 0, 10).unwrap().len(), 2);
+    assert_eq!(
+        store.list_blast_recipients(&ab, None, 0, 10).unwrap().len(),
+        2
+    );
 }
