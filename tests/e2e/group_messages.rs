@@ -2,24 +2,10 @@
 //! only members may send; group state survives a restart; group operations
 //! need a logged-in, unpaused session.
 
-use serde_json::{Value, json};
+use serde_json::json;
 use switchboard_tests::{TestServer, eventually};
 
 use crate::group_support::{create, info, jid, path, put};
-
-async fn inbound(server: &TestServer, id: &str) -> Vec<Value> {
-    let body = server
-        .get(&format!("/api/v1/sessions/{id}/messages"))
-        .await
-        .expect(200);
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["direction"] == "inbound")
-        .cloned()
-        .collect()
-}
 
 #[tokio::test]
 async fn a_text_to_a_group_reaches_every_other_member_session_as_a_group_message() {
@@ -52,7 +38,7 @@ async fn a_text_to_a_group_reaches_every_other_member_session_as_a_group_message
     assert_eq!(outbox["messages"][0]["to"], group.as_str());
 
     let got = eventually("the group message at bob", || async {
-        inbound(&server, "bob").await.into_iter().next()
+        server.inbound_messages("bob").await.into_iter().next()
     })
     .await;
     assert_eq!(got["message_id"], message_id.as_str());
@@ -79,11 +65,11 @@ async fn a_text_to_a_group_reaches_every_other_member_session_as_a_group_message
     assert_eq!(env["offline"], true);
 
     assert!(
-        inbound(&server, "alice").await.is_empty(),
+        server.inbound_messages("alice").await.is_empty(),
         "the sender gets no copy"
     );
     assert!(
-        inbound(&server, "dave").await.is_empty(),
+        server.inbound_messages("dave").await.is_empty(),
         "a non-member gets nothing"
     );
 }
@@ -183,7 +169,7 @@ async fn groups_survive_a_restart_of_the_gateway() {
         .await
         .expect(200);
     let got = eventually("the group message at alice", || async {
-        inbound(&server, "alice").await.into_iter().next()
+        server.inbound_messages("alice").await.into_iter().next()
     })
     .await;
     assert_eq!(got["chat"], group.as_str());

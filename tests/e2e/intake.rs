@@ -13,21 +13,6 @@ async fn inject(server: &TestServer, session: &str, body: Value) -> String {
     got["message_id"].as_str().unwrap().to_owned()
 }
 
-/// Stored inbound messages, newest first.
-async fn stored(server: &TestServer, session: &str) -> Vec<Value> {
-    let body = server
-        .get(&format!("/api/v1/sessions/{session}/messages"))
-        .await
-        .expect(200);
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["direction"] == "inbound")
-        .cloned()
-        .collect()
-}
-
 fn is_message(id: &str) -> impl Fn(&Value) -> bool + '_ {
     move |e: &Value| e["event"] == "message" && e["data"]["message_id"] == id
 }
@@ -64,7 +49,8 @@ async fn a_message_delivered_twice_is_stored_and_published_once() {
         .collect();
     assert_eq!(&ids[..2], ["DUP1", "DUP2"], "each once: {ids:?}");
     assert_eq!(ids.len(), 3);
-    let stored_ids: Vec<String> = stored(&server, "s")
+    let stored_ids: Vec<String> = server
+        .inbound_messages("s")
         .await
         .iter()
         .map(|m| m["message_id"].as_str().unwrap().to_owned())
@@ -103,8 +89,8 @@ async fn the_same_message_id_in_another_chat_or_another_session_is_not_a_duplica
         .map(|e| e["data"]["text"].as_str().unwrap())
         .collect();
     assert_eq!(texts, ["first", "other chat", "other session"]);
-    assert_eq!(stored(&server, "a").await.len(), 2);
-    assert_eq!(stored(&server, "b").await.len(), 1);
+    assert_eq!(server.inbound_messages("a").await.len(), 2);
+    assert_eq!(server.inbound_messages("b").await.len(), 1);
 }
 
 #[tokio::test]
@@ -139,7 +125,7 @@ async fn live_location_updates_share_an_id_and_all_get_through_but_a_repeated_up
         })
         .collect();
     assert_eq!(seqs, [1, 2]);
-    assert_eq!(stored(&server, "s").await.len(), 3);
+    assert_eq!(server.inbound_messages("s").await.len(), 3);
 }
 
 #[tokio::test]
@@ -155,7 +141,7 @@ async fn the_dedup_memory_is_lost_on_restart() {
     let mut stream = server.open_stream("session=s&events=message").await;
     inject(&server, "s", body).await;
     stream.find(is_message("RESTART1")).await;
-    assert_eq!(stored(&server, "s").await.len(), 2);
+    assert_eq!(server.inbound_messages("s").await.len(), 2);
 }
 
 #[tokio::test]
@@ -208,7 +194,7 @@ async fn a_lid_sender_keeps_its_lid_and_its_phone_is_learned_from_a_message_that
         "an unknown lid stays unresolved"
     );
 
-    let record = stored(&server, "s").await;
+    let record = server.inbound_messages("s").await;
     let later_record = record
         .iter()
         .find(|m| m["message_id"] == later.as_str())

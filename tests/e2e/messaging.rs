@@ -1,22 +1,8 @@
 //! Messages between sessions, injected inbound traffic, the outbox, faults and
 //! the stored message history.
 
-use serde_json::{Value, json};
+use serde_json::json;
 use switchboard_tests::{TestServer, eventually};
-
-async fn inbound_of(server: &TestServer, id: &str) -> Vec<Value> {
-    let body = server
-        .get(&format!("/api/v1/sessions/{id}/messages"))
-        .await
-        .expect(200);
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["direction"] == "inbound")
-        .cloned()
-        .collect()
-}
 
 #[tokio::test]
 async fn a_text_between_two_sim_sessions_arrives_as_inbound_and_sits_in_the_senders_outbox() {
@@ -47,7 +33,7 @@ async fn a_text_between_two_sim_sessions_arrives_as_inbound_and_sits_in_the_send
     assert_eq!(entry["message_id"], message_id.as_str());
 
     let got = eventually("the message at alice", || async {
-        inbound_of(&server, "alice").await.into_iter().next()
+        server.inbound_messages("alice").await.into_iter().next()
     })
     .await;
     assert_eq!(got["message_id"], message_id.as_str());
@@ -85,7 +71,7 @@ async fn an_injected_inbound_message_is_stored_with_the_message_event_fields() {
         .expect(200);
     let id = injected["message_id"].as_str().unwrap().to_owned();
     let got = eventually("the injected message", || async {
-        inbound_of(&server, "s").await.into_iter().next()
+        server.inbound_messages("s").await.into_iter().next()
     })
     .await;
     let data = &got["body"];
@@ -123,7 +109,7 @@ async fn messages_sent_to_a_disconnected_session_arrive_on_reconnect() {
         .await
         .expect(200);
     assert!(
-        inbound_of(&server, "alice").await.is_empty(),
+        server.inbound_messages("alice").await.is_empty(),
         "nothing arrives while disconnected"
     );
     server
@@ -131,7 +117,7 @@ async fn messages_sent_to_a_disconnected_session_arrive_on_reconnect() {
         .await
         .expect(200);
     let got = eventually("both queued messages", || async {
-        let got = inbound_of(&server, "alice").await;
+        let got = server.inbound_messages("alice").await;
         (got.len() == 2).then_some(got)
     })
     .await;

@@ -222,6 +222,23 @@ impl TestServer {
         self.wait_for_status(id, "logged_in").await
     }
 
+    /// A session's stored inbound messages, newest first.
+    pub async fn inbound_messages(&self, id: &str) -> Vec<Value> {
+        let body = self
+            .get(&format!("/api/v1/sessions/{id}/messages"))
+            .await
+            .expect(200);
+        body["messages"]
+            .as_array()
+            .map(|all| {
+                all.iter()
+                    .filter(|m| m["direction"] == "inbound")
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// Waits until a session reports `status`; returns the status body.
     pub async fn wait_for_status(&self, id: &str, status: &str) -> Value {
         let path = format!("/api/v1/sessions/{id}/status");
