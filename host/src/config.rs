@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 
 use crate::blast::config::BlastConfig;
 use crate::network::sim::SimConfig;
+use crate::plugins::config::PluginConfig;
 use crate::scheduler::config::ScheduleConfig;
 use crate::sessions::ReconnectConfig;
 use crate::webhooks::config::{SecsList, WebhookConfig, parse_secs, parse_secs_list};
@@ -38,6 +39,8 @@ pub struct Config {
     pub schedule: ScheduleConfig,
     /// Blast worker knobs.
     pub blasts: BlastConfig,
+    /// Plugin sandbox knobs.
+    pub plugins: PluginConfig,
 }
 
 impl Config {
@@ -55,6 +58,7 @@ impl Config {
             reconnect: ReconnectConfig::default(),
             schedule: ScheduleConfig::default(),
             blasts: BlastConfig::default(),
+            plugins: PluginConfig::default(),
         }
     }
 }
@@ -181,6 +185,18 @@ pub struct ServeArgs {
     /// Most recipients in one blast.
     #[arg(long, env = "SWITCHBOARD_BLAST_MAX_RECIPIENTS", default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub blast_max_recipients: u64,
+    /// CPU deadline of one plugin call, in milliseconds.
+    #[arg(long, env = "SWITCHBOARD_PLUGIN_TIMEOUT_MS", default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..))]
+    pub plugin_timeout_ms: u64,
+    /// Linear memory cap of one plugin instance, in MiB.
+    #[arg(long, env = "SWITCHBOARD_PLUGIN_MAX_MEMORY_MIB", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..4096))]
+    pub plugin_max_memory_mib: u64,
+    /// Size cap of one plugin's key-value store, in KiB.
+    #[arg(long, env = "SWITCHBOARD_PLUGIN_KV_CAP_KIB", default_value_t = 1024)]
+    pub plugin_kv_cap_kib: u64,
+    /// Failed plugin calls in a row that quarantine the plugin.
+    #[arg(long, env = "SWITCHBOARD_PLUGIN_QUARANTINE_AFTER", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    pub plugin_quarantine_after: u32,
 }
 
 impl ServeArgs {
@@ -226,6 +242,14 @@ impl ServeArgs {
                 idle_poll: Duration::from_millis(self.blast_idle_poll_ms),
                 offline_retry: Duration::from_millis(self.blast_offline_retry_ms),
                 max_recipients: usize::try_from(self.blast_max_recipients).unwrap_or(usize::MAX),
+            },
+            plugins: PluginConfig {
+                call_timeout: Duration::from_millis(self.plugin_timeout_ms),
+                max_memory_bytes: usize::try_from(self.plugin_max_memory_mib << 20)
+                    .unwrap_or(usize::MAX),
+                kv_cap_bytes: usize::try_from(self.plugin_kv_cap_kib << 10).unwrap_or(usize::MAX),
+                quarantine_after: self.plugin_quarantine_after,
+                ..PluginConfig::default()
             },
         }
     }

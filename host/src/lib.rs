@@ -15,6 +15,7 @@
 //! - [`scheduler`]: sends stored for a later `send_at` and the task that sends them
 //! - [`events`]: the event bus that fans envelopes out to subscribers
 //! - [`blast`]: paced bulk sends (blasts) and the one worker that sends them
+//! - [`plugins`]: sandboxed WebAssembly plugins (filters, transforms, blast endpoints)
 
 pub mod api;
 pub mod blast;
@@ -23,6 +24,7 @@ pub mod domain;
 pub mod events;
 pub mod messages;
 pub mod network;
+pub mod plugins;
 pub mod scheduler;
 pub mod server;
 pub mod sessions;

@@ -19,6 +19,7 @@ use crate::events::EventBus;
 use crate::messages::SendCore;
 use crate::network::Network;
 use crate::network::sim::SimNetwork;
+use crate::plugins::Plugins;
 use crate::scheduler::Scheduler;
 use crate::sessions::Sessions;
 use crate::store::Store;
@@ -47,6 +48,9 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
     let background_stop = CancellationToken::new();
     let tasks = TaskTracker::new();
     let events = EventBus::new();
+    let plugins = Plugins::start(store.clone(), config.plugins.clone(), &config.data_dir)
+        .context("could not start the plugin engine")?;
+    events.set_filter(Arc::new(plugins.clone()));
     let sim = config.sim_enabled.then(|| {
         SimNetwork::new(
             store.clone(),
@@ -89,7 +93,7 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
     .context("could not start webhook delivery")?;
     events.add_subscriber(Arc::new(webhooks.clone()));
     // Subscribed before sessions are restored, so no `connected` is missed.
-    let send = SendCore::new(sessions.clone(), store.clone());
+    let send = SendCore::new(sessions.clone(), store.clone()).with_plugins(plugins.clone());
     let scheduler = Scheduler::new(
         store.clone(),
         send.clone(),
@@ -114,6 +118,7 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
         config.blasts.clone(),
         background_stop.clone(),
         tasks.clone(),
+        Some(plugins.clone()),
     );
     events.add_subscriber(blasts.waker());
     let state = AppState {
@@ -127,6 +132,7 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
         events: events.clone(),
         shutdown: http_stop.clone(),
         webhooks,
+        plugins,
     };
     let app = api::router(state, config.max_body_bytes).layer(TraceLayer::new_for_http());
     let listener = tokio::net::TcpListener::bind(config.listen)

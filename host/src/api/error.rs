@@ -133,6 +133,9 @@ impl From<SessionError> for ApiError {
             SessionError::WrongState(_) => Self::conflict("invalid_session_state", msg),
             SessionError::Network(n) => n.into(),
             SessionError::Store(s) => s.into(),
+            SessionError::RejectedByPlugin(_) => {
+                Self::new(StatusCode::UNPROCESSABLE_ENTITY, "rejected_by_plugin", msg)
+            }
         }
     }
 }

@@ -9,6 +9,7 @@ pub mod extract;
 mod groups;
 mod health;
 mod messages;
+mod plugins;
 mod scheduled;
 mod session_ops;
 mod sessions;
@@ -31,6 +32,7 @@ use crate::blast::Blasts;
 use crate::events::EventBus;
 use crate::messages::SendCore;
 use crate::network::sim::SimNetwork;
+use crate::plugins::Plugins;
 use crate::scheduler::Scheduler;
 use crate::sessions::Sessions;
 use crate::store::Store;
@@ -61,6 +63,8 @@ pub struct AppState {
     pub shutdown: CancellationToken,
     /// The webhook registry and delivery engine.
     pub webhooks: Webhooks,
+    /// The plugin registry.
+    pub plugins: Plugins,
 }
 
 /// The whole application: public health routes, the authenticated `/api/v1`
@@ -75,7 +79,8 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .merge(contacts::routes())
         .merge(session_ops::routes())
         .merge(stream::routes())
-        .merge(webhooks::routes());
+        .merge(webhooks::routes())
+        .merge(plugins::routes());
     if state.sim.is_some() {
         api = api
             .merge(sim::routes())

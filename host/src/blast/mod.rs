@@ -34,6 +34,7 @@ use crate::domain::send::FieldError;
 use crate::domain::time::unix_now;
 use crate::events::{EventBus, Subscriber};
 use crate::messages::SendCore;
+use crate::plugins::Plugins;
 use crate::sessions::{SessionError, Sessions};
 use crate::store::{Store, StoreError};
 use config::BlastConfig;
@@ -78,6 +79,7 @@ struct Inner {
     bus: EventBus,
     config: BlastConfig,
     wake: Arc<Notify>,
+    plugins: Option<Plugins>,
 }
 
 /// The blast service; cheap to clone.
@@ -90,6 +92,7 @@ pub struct Blasts {
 impl Blasts {
     /// Starts the worker (it first resolves sends a crash interrupted) and
     /// returns the handle. Call after the sessions are restored.
+    #[allow(clippy::too_many_arguments)] // the parts the server wires; one call site
     pub fn start(
         store: Store,
         send: SendCore,
@@ -98,6 +101,7 @@ impl Blasts {
         config: BlastConfig,
         cancel: CancellationToken,
         tasks: TaskTracker,
+        plugins: Option<Plugins>,
     ) -> Self {
         let wake = Arc::new(Notify::new());
         let waker = Arc::new(Waker {
@@ -111,6 +115,7 @@ impl Blasts {
             bus: bus.clone(),
             config: config.clone(),
             waker: waker.clone(),
+            plugins: plugins.clone(),
         });
         tasks.spawn(worker.run(cancel));
         Self {
@@ -120,6 +125,7 @@ impl Blasts {
                 bus,
                 config,
                 wake,
+                plugins,
             }),
             waker,
         }
@@ -144,8 +150,11 @@ impl Blasts {
         let store = self.inner.store.clone();
         let max = self.inner.config.max_recipients;
         let sid = session_id.to_owned();
+        let plugins = self.inner.plugins.clone();
         let created = tokio::task::spawn_blocking(move || -> Result<Created, BlastError> {
-            let valid = plan::validate(req, max)?;
+            let valid = plan::validate_with(req, max, |key| {
+                plugins.as_ref().is_some_and(|p| p.has_endpoint(&sid, key))
+            })?;
             let already = if valid.options.dedup_across_jobs {
                 store.blast_already_sent(&sid, &valid.recipients)?
             } else {
@@ -159,7 +168,7 @@ impl Blasts {
                 seq: 0,
                 session_id: sid,
                 account: account.jid,
-                endpoint: valid.kind.as_str().to_owned(),
+                endpoint: valid.endpoint.clone(),
                 status: JobStatus::Pending,
                 options: valid.options,
                 total: accepted,

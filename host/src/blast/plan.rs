@@ -43,8 +43,10 @@ pub struct BlastRequest {
 /// A create request that passed every check.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ValidBlast {
-    /// The send kind.
-    pub kind: SendKind,
+    /// The endpoint as given.
+    pub endpoint: String,
+    /// The send kind; `None` for a plugin endpoint.
+    pub kind: Option<SendKind>,
     /// The body to send, without `send_at`; `to` is replaced per recipient.
     pub body: Value,
     /// Canonical recipient JIDs, in request order, duplicates included.
@@ -63,17 +65,28 @@ pub fn endpoint_kind(endpoint: &str) -> Option<SendKind> {
 
 /// Checks a create request; `max_recipients` bounds the list.
 pub fn validate(req: BlastRequest, max_recipients: usize) -> Result<ValidBlast, FieldError> {
-    let kind = endpoint_kind(&req.endpoint).ok_or_else(|| {
+    validate_with(req, max_recipients, |_| false)
+}
+
+/// Checks a create request whose endpoint may also be a plugin endpoint key
+/// (`is_plugin_endpoint`); a plugin endpoint's body only has to be an object.
+pub fn validate_with(
+    req: BlastRequest,
+    max_recipients: usize,
+    is_plugin_endpoint: impl Fn(&str) -> bool,
+) -> Result<ValidBlast, FieldError> {
+    let kind = endpoint_kind(&req.endpoint);
+    if kind.is_none() && !is_plugin_endpoint(&req.endpoint) {
         let known: Vec<&str> = SendKind::ALL.iter().map(|k| k.as_str()).collect();
-        FieldError::new(
+        return Err(FieldError::new(
             "endpoint",
             format!(
-                "names no send endpoint (`{}`); use one of {}",
+                "names no send endpoint (`{}`); use one of {} or a blast endpoint key of a bound plugin",
                 req.endpoint,
                 known.join(", ")
             ),
-        )
-    })?;
+        ));
+    }
     let options = options(&req)?;
     let send_at = req
         .send_at
@@ -82,8 +95,23 @@ pub fn validate(req: BlastRequest, max_recipients: usize) -> Result<ValidBlast, 
         .transpose()
         .map_err(|e| FieldError::new("send_at", format!("is invalid: {e}")))?;
     let recipients = recipients(&req.recipients, max_recipients)?;
-    let body = body(kind, req.body, &recipients)?;
+    let body = match kind {
+        Some(kind) => body(kind, req.body, &recipients)?,
+        None => match req.body {
+            Value::Object(mut o) => {
+                o.remove("send_at");
+                Value::Object(o)
+            }
+            _ => {
+                return Err(FieldError::new(
+                    "body",
+                    "must be a JSON object: the endpoint's request",
+                ));
+            }
+        },
+    };
     Ok(ValidBlast {
+        endpoint: req.endpoint,
         kind,
         body,
         recipients,

@@ -28,7 +28,7 @@ fn recipients_are_normalised_to_jids_and_defaults_filled_in() {
         ["15550000001@s.whatsapp.net", "15550000002@s.whatsapp.net"]
     );
     assert_eq!(v.options, BlastOptions::default());
-    assert_eq!(v.kind, SendKind::Text);
+    assert_eq!(v.kind, Some(SendKind::Text));
     assert_eq!(v.send_at, None);
 }
 

@@ -32,6 +32,7 @@ use crate::domain::time::{unix_now, unix_now_ms};
 use crate::events::EventBus;
 use crate::messages::{SendCore, new_message_id};
 use crate::network::NetworkError;
+use crate::plugins::Plugins;
 use crate::sessions::{SessionError, Sessions};
 use crate::store::{Store, StoreResult};
 
@@ -51,6 +52,7 @@ pub(super) struct Parts {
     pub bus: EventBus,
     pub config: BlastConfig,
     pub waker: Arc<Waker>,
+    pub plugins: Option<Plugins>,
 }
 
 /// Whether a job's session can send now.
@@ -215,10 +217,20 @@ impl Worker {
             }
             tracing::info!(session = %sid, job = %job.id, "blast started");
         }
-        let Some(kind) = endpoint_kind(&job.endpoint) else {
-            let reason = format!("the endpoint `{}` no longer exists", job.endpoint);
-            return self.fail(&job, &reason);
+        let kind = endpoint_kind(&job.endpoint);
+        let plugin_serves = || {
+            self.p
+                .plugins
+                .as_ref()
+                .is_some_and(|p| p.has_endpoint(&sid, &job.endpoint))
         };
+        if kind.is_none() && !plugin_serves() {
+            let reason = format!(
+                "the endpoint `{}` no longer exists (no loaded plugin serves it)",
+                job.endpoint
+            );
+            return self.fail(&job, &reason);
+        }
         let Some(body) = self.body_of(&job)? else {
             return self.fail(&job, "the blast's body is missing from the store");
         };
@@ -279,7 +291,7 @@ impl Worker {
     async fn send_one(
         &mut self,
         job: &BlastJob,
-        kind: SendKind,
+        kind: Option<SendKind>,
         body: &Value,
         id: u64,
     ) -> StoreResult<bool> {
@@ -293,24 +305,18 @@ impl Worker {
             return Ok(false);
         };
         let message_id = r.message_id.clone().unwrap_or_default();
-        let outcome = match request_for(kind, body, &r.recipient) {
-            Err(e) => SendOutcome::Failed {
-                error: e.to_string(),
-            },
-            Ok(request) => match self.p.send.send_with_id(sid, request, &message_id).await {
-                Ok(record) => SendOutcome::Sent {
-                    message_id: record.message_id,
-                },
-                Err(e) if cannot_send_now(&e) => SendOutcome::NotAttempted,
-                Err(e) => SendOutcome::Failed {
-                    error: e.to_string(),
-                },
-            },
+        let outcome = match kind {
+            Some(kind) => {
+                self.send_builtin(sid, kind, body, &r.recipient, &message_id)
+                    .await
+            }
+            None => self.send_plugin(job, body, &r.recipient, &message_id).await,
         };
         let after = self
             .p
             .store
             .finish_blast_send(sid, seq, id, &outcome, unix_now())?;
+
         let key = (sid.to_owned(), seq);
         if outcome == SendOutcome::NotAttempted {
             self.cursors.insert(key, id - 1);
@@ -325,6 +331,82 @@ impl Worker {
             self.progress(&after);
         }
         Ok(true)
+    }
+
+    async fn send_builtin(
+        &self,
+        sid: &str,
+        kind: SendKind,
+        body: &Value,
+        to: &str,
+        message_id: &str,
+    ) -> SendOutcome {
+        match request_for(kind, body, to) {
+            Err(e) => SendOutcome::Failed {
+                error: e.to_string(),
+            },
+            Ok(request) => self.send_request(sid, request, message_id).await,
+        }
+    }
+
+    async fn send_request(
+        &self,
+        sid: &str,
+        request: crate::domain::send::SendRequest,
+        message_id: &str,
+    ) -> SendOutcome {
+        match self.p.send.send_with_id(sid, request, message_id).await {
+            Ok(record) => SendOutcome::Sent {
+                message_id: record.message_id,
+            },
+            Err(e) if cannot_send_now(&e) => SendOutcome::NotAttempted,
+            Err(e) => SendOutcome::Failed {
+                error: e.to_string(),
+            },
+        }
+    }
+
+    /// A plugin endpoint: the plugin expands the recipient into concrete
+    /// sends; the first goes under the recipient's message id, the others
+    /// under ids derived from it (so a retry repeats the same ids).
+    async fn send_plugin(
+        &self,
+        job: &BlastJob,
+        body: &Value,
+        to: &str,
+        message_id: &str,
+    ) -> SendOutcome {
+        let sid = job.session_id.as_str();
+        let expanded = match &self.p.plugins {
+            Some(p) => p.expand(sid, &job.endpoint, to, body),
+            None => Err("plugins are not available".into()),
+        };
+        let requests = match expanded {
+            Ok(r) if r.is_empty() => {
+                return SendOutcome::Failed {
+                    error: "the plugin expanded the recipient into no send".into(),
+                };
+            }
+            Ok(r) => r,
+            Err(error) => return SendOutcome::Failed { error },
+        };
+        let mut first = None;
+        for (i, request) in requests.into_iter().enumerate() {
+            let id = if i == 0 {
+                message_id.to_owned()
+            } else {
+                derived_id(message_id, i)
+            };
+            match self.send_request(sid, request, &id).await {
+                SendOutcome::Sent { message_id } => {
+                    first.get_or_insert(message_id);
+                }
+                other => return other,
+            }
+        }
+        SendOutcome::Sent {
+            message_id: first.unwrap_or_default(),
+        }
     }
 
     pub(super) fn progress(&self, job: &BlastJob) {
@@ -375,4 +457,12 @@ fn cannot_send_now(e: &SessionError) -> bool {
             | SessionError::WrongState(_)
             | SessionError::Network(NetworkError::NotConnected)
     )
+}
+
+/// The id of the `i`-th extra send of a plugin-expanded recipient: stable for
+/// a given first id, in the network's id style.
+fn derived_id(first: &str, i: usize) -> String {
+    use sha2::{Digest, Sha256};
+    let h = Sha256::digest(format!("{first}/{i}").as_bytes());
+    format!("3EB0{}", hex::encode_upper(&h[..8]))
 }

@@ -4,7 +4,8 @@
 //! Two kinds of audience:
 //! - [`Subscriber`]s (webhook delivery, later plugin filters) are called
 //!   synchronously for every envelope, in publish order, and must only enqueue:
-//!   they never miss an event.
+//!   they never miss an event. An [`EventFilter`] (the plugin event filters)
+//!   sees each envelope first and may change or drop it.
 //! - Stream receivers ([`EventBus::subscribe`], the live event stream) read a
 //!   broadcast channel; one that falls more than [`BUS_CAPACITY`] envelopes
 //!   behind loses the oldest and is told how many.
@@ -25,11 +26,19 @@ pub trait Subscriber: Send + Sync + 'static {
     fn accept(&self, envelope: &Arc<Envelope>);
 }
 
+/// Sees each envelope before any subscriber or stream (plugin event
+/// filters): returns it (possibly changed) or `None` to drop it.
+pub trait EventFilter: Send + Sync + 'static {
+    /// Decides about one envelope.
+    fn filter(&self, envelope: Envelope) -> Option<Envelope>;
+}
+
 /// A cheap-to-clone handle on the event bus.
 #[derive(Clone)]
 pub struct EventBus {
     tx: broadcast::Sender<Arc<Envelope>>,
     subscribers: Arc<RwLock<Vec<Arc<dyn Subscriber>>>>,
+    filter: Arc<RwLock<Option<Arc<dyn EventFilter>>>>,
 }
 
 impl std::fmt::Debug for EventBus {
@@ -51,7 +60,13 @@ impl EventBus {
         Self {
             tx,
             subscribers: Arc::new(RwLock::new(Vec::new())),
+            filter: Arc::new(RwLock::new(None)),
         }
+    }
+
+    /// Sets the filter every envelope passes before fan-out.
+    pub fn set_filter(&self, filter: Arc<dyn EventFilter>) {
+        *self.filter.write().unwrap_or_else(|p| p.into_inner()) = Some(filter);
     }
 
     /// Adds a synchronous subscriber; it sees every envelope published from now on.
@@ -65,6 +80,18 @@ impl EventBus {
     /// Publishes one envelope to every subscriber and stream receiver.
     pub fn publish(&self, envelope: Envelope) {
         tracing::debug!(session = %envelope.session_id, event = %envelope.event, "event");
+        let filter = self
+            .filter
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let envelope = match filter {
+            Some(f) => match f.filter(envelope) {
+                Some(e) => e,
+                None => return,
+            },
+            None => envelope,
+        };
         let envelope = Arc::new(envelope);
         for s in self
             .subscribers

@@ -5,6 +5,7 @@
 
 use crate::domain::message::{Direction, MessageRecord};
 use crate::domain::send::SendRequest;
+use crate::plugins::Plugins;
 use crate::sessions::{SessionError, Sessions};
 use crate::store::Store;
 
@@ -13,12 +14,23 @@ use crate::store::Store;
 pub struct SendCore {
     sessions: Sessions,
     store: Store,
+    plugins: Option<Plugins>,
 }
 
 impl SendCore {
     /// A send core over the session registry and the store.
     pub fn new(sessions: Sessions, store: Store) -> Self {
-        Self { sessions, store }
+        Self {
+            sessions,
+            store,
+            plugins: None,
+        }
+    }
+
+    /// The same core with the plugin message transforms in its path.
+    pub fn with_plugins(mut self, plugins: Plugins) -> Self {
+        self.plugins = Some(plugins);
+        self
     }
 
     /// Sends one validated request on a session and records it.
@@ -45,6 +57,11 @@ impl SendCore {
         message_id: &str,
     ) -> Result<MessageRecord, SessionError> {
         let (client, account) = self.sessions.sender(session_id)?;
+        // Plugin transforms see the validated send last, just before the network.
+        let request = match &self.plugins {
+            Some(p) => p.transform(session_id, request)?,
+            None => request,
+        };
         let receipt = client
             .send(message_id, &request.to, &request.content)
             .await?;

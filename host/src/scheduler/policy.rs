@@ -37,7 +37,8 @@ pub fn classify(err: &SessionError) -> Outcome {
         )
         | SessionError::Invalid { .. }
         | SessionError::AlreadyExists(_)
-        | SessionError::PhoneTaken(_) => Outcome::Fail(msg),
+        | SessionError::PhoneTaken(_)
+        | SessionError::RejectedByPlugin(_) => Outcome::Fail(msg),
     }
 }
 

@@ -35,4 +35,7 @@ pub enum SessionError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A message-transform plugin refused the send.
+    #[error("the send was rejected by {0}")]
+    RejectedByPlugin(String),
 }

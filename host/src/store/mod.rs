@@ -6,6 +6,7 @@ mod blasts;
 mod contacts;
 mod lid;
 mod messages;
+mod plugins;
 mod scheduled;
 mod sessions;
 mod sim;
@@ -142,6 +143,10 @@ impl Store {
             tx.open_table(tables::SCHEDULED_IDS)?;
             tx.open_table(tables::SCHEDULED_DUE)?;
             tx.open_table(tables::SCHEDULED_WAITING)?;
+            tx.open_table(tables::PLUGINS)?;
+            tx.open_table(tables::PLUGIN_BLOBS)?;
+            tx.open_table(tables::PLUGIN_BINDINGS)?;
+            tx.open_table(tables::PLUGIN_KV)?;
         }
         tx.commit()?;
         Ok(())

@@ -116,3 +116,16 @@ pub const SIM_APP_STATE: TableDefinition<(&str, &str), u64> =
 /// (session id, JID) → token document.
 pub const SIM_TCTOKENS: TableDefinition<(&str, &str), &[u8]> =
     TableDefinition::new("sim_tctokens_v1");
+
+/// Plugins: plugin id → plugin document.
+pub const PLUGINS: TableDefinition<&str, &[u8]> = TableDefinition::new("plugins_v1");
+
+/// Plugin component bytes: plugin id → the uploaded component.
+pub const PLUGIN_BLOBS: TableDefinition<&str, &[u8]> = TableDefinition::new("plugin_blobs_v1");
+
+/// Plugin bindings: binding id → binding document.
+pub const PLUGIN_BINDINGS: TableDefinition<&str, &[u8]> =
+    TableDefinition::new("plugin_bindings_v1");
+
+/// Each plugin's private key-value store: (plugin id, key) → value.
+pub const PLUGIN_KV: TableDefinition<(&str, &str), &[u8]> = TableDefinition::new("plugin_kv_v1");

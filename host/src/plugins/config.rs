@@ -1,0 +1,30 @@
+//! Plugin platform knobs.
+
+use std::time::Duration;
+
+/// Limits and timings of the plugin sandbox.
+#[derive(Debug, Clone)]
+pub struct PluginConfig {
+    /// CPU deadline of one call (epoch interruption).
+    pub call_timeout: Duration,
+    /// Linear memory cap of one plugin instance, in bytes.
+    pub max_memory_bytes: usize,
+    /// Size cap of one plugin's key-value store, in bytes (keys plus values).
+    pub kv_cap_bytes: usize,
+    /// Consecutive failed calls that quarantine a plugin.
+    pub quarantine_after: u32,
+    /// Instance slots of the pooling allocator.
+    pub pool_instances: u32,
+}
+
+impl Default for PluginConfig {
+    fn default() -> Self {
+        Self {
+            call_timeout: Duration::from_millis(50),
+            max_memory_bytes: 64 << 20,
+            kv_cap_bytes: 1 << 20,
+            quarantine_after: 5,
+            pool_instances: 32,
+        }
+    }
+}

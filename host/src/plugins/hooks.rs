@@ -1,0 +1,262 @@
+//! The hooks the data paths call: event filters (inside the event bus),
+//! message transforms (inside the send core) and blast endpoints.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::engine::types::{self, FilterDecision, TransformDecision};
+use super::engine::{CallFailure, Loaded, Plugin};
+use super::model::Hook;
+use super::{Active, Plugins, Slot};
+use crate::domain::event::Envelope;
+use crate::domain::send::{SendKind, SendRequest};
+use crate::events::EventFilter;
+use crate::sessions::SessionError;
+
+/// What one bound call came to.
+enum Outcome<R> {
+    Done(R),
+    /// Failed or quarantined; the binding's policy decides.
+    Failed,
+}
+
+impl Plugins {
+    fn chain(&self, hook: Hook) -> Option<Vec<Arc<Active>>> {
+        let chains = self.inner.chains.load();
+        chains.get(&hook).filter(|c| !c.is_empty()).cloned()
+    }
+
+    /// Calls one bound plugin, timing and counting it.
+    fn run<R>(
+        &self,
+        active: &Active,
+        f: impl FnOnce(&Plugin, &mut wasmtime::Store<super::engine::HostState>) -> wasmtime::Result<R>,
+    ) -> (Option<Arc<Slot>>, Outcome<R>) {
+        let Some(slot) = self.slot(&active.binding.plugin_id) else {
+            return (None, Outcome::Failed);
+        };
+        if slot.quarantined.load(Ordering::Acquire) {
+            return (Some(slot), Outcome::Failed);
+        }
+        let loaded: Arc<Loaded> = slot.loaded.load_full();
+        let start = Instant::now();
+        let r = loaded.call(&active.config_text, f);
+        slot.stats.record(start.elapsed());
+        match r {
+            Ok(r) => {
+                slot.stats.succeed();
+                (Some(slot), Outcome::Done(r))
+            }
+            Err(e) => {
+                self.failed(&slot, active, &e);
+                (Some(slot), Outcome::Failed)
+            }
+        }
+    }
+
+    /// Runs the event filters bound to the envelope's session, in order; `None`
+    /// when one dropped it.
+    pub fn filter(&self, mut env: Envelope) -> Option<Envelope> {
+        let Some(chain) = self.chain(Hook::EventFilter) else {
+            return Some(env);
+        };
+        for active in chain.iter().filter(|a| a.binding.covers(&env.session_id)) {
+            let wit = types::Envelope {
+                session_id: env.session_id.clone(),
+                event: env.event.as_str().to_owned(),
+                timestamp: env.timestamp,
+                data: env.data.to_string(),
+                offline: env.offline,
+            };
+            let (slot, out) = self.run(active, |p, s| {
+                p.switchboard_plugin_event_filter().call_filter(s, &wit)
+            });
+            let failed = match out {
+                Outcome::Done(FilterDecision::Keep) => false,
+                Outcome::Done(FilterDecision::Drop) => {
+                    if let Some(slot) = &slot {
+                        slot.stats.drop_one();
+                    }
+                    return None;
+                }
+                Outcome::Done(FilterDecision::Replace(data)) => {
+                    match serde_json::from_str::<Value>(&data) {
+                        Ok(v @ Value::Object(_)) => {
+                            env.data = v;
+                            false
+                        }
+                        _ => {
+                            if let Some(slot) = &slot {
+                                self.failed(
+                                    slot,
+                                    active,
+                                    &CallFailure::BadOutput(
+                                        "`replace` data is not a JSON object".into(),
+                                    ),
+                                );
+                            }
+                            true
+                        }
+                    }
+                }
+                Outcome::Failed => true,
+            };
+            if failed && active.fails_closed() {
+                if let Some(slot) = &slot {
+                    slot.stats.drop_one();
+                }
+                return None;
+            }
+        }
+        Some(env)
+    }
+
+    /// Runs the message transforms bound to the session, in order, on a
+    /// validated request; a reject (or a fail-closed failure) refuses the send.
+    pub fn transform(
+        &self,
+        session_id: &str,
+        mut request: SendRequest,
+    ) -> Result<SendRequest, SessionError> {
+        let Some(chain) = self.chain(Hook::MessageTransform) else {
+            return Ok(request);
+        };
+        for active in chain.iter().filter(|a| a.binding.covers(session_id)) {
+            let kind = request.kind();
+            let mut body = serde_json::to_value(&request.content).unwrap_or(Value::Null);
+            if let Value::Object(m) = &mut body {
+                m.insert("to".into(), Value::String(request.to.to_string()));
+            }
+            let wit = types::Outbound {
+                session_id: session_id.to_owned(),
+                kind: kind.as_str().to_owned(),
+                body: body.to_string(),
+            };
+            let (slot, out) = self.run(active, |p, s| {
+                p.switchboard_plugin_message_transform()
+                    .call_transform(s, &wit)
+            });
+            let name = slot
+                .as_ref()
+                .map(|s| {
+                    s.record
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .name
+                        .clone()
+                })
+                .unwrap_or_else(|| active.binding.plugin_id.clone());
+            let reject = |why: String| {
+                if let Some(slot) = &slot {
+                    slot.stats.reject_one();
+                }
+                SessionError::RejectedByPlugin(format!("plugin `{name}`: {why}"))
+            };
+            match out {
+                Outcome::Done(TransformDecision::Unchanged) => {}
+                Outcome::Done(TransformDecision::Reject(reason)) => return Err(reject(reason)),
+                Outcome::Done(TransformDecision::Replace(new_body)) => {
+                    let parsed = serde_json::from_str::<Value>(&new_body)
+                        .map_err(|e| e.to_string())
+                        .and_then(|v| SendRequest::from_json(kind, v).map_err(|e| e.to_string()));
+                    match parsed {
+                        Ok(r) => request = r,
+                        Err(e) => {
+                            return Err(reject(format!(
+                                "it replaced the body with one that is not a valid `{}` request: {e}",
+                                kind.as_str()
+                            )));
+                        }
+                    }
+                }
+                Outcome::Failed => {
+                    if active.fails_closed() {
+                        return Err(reject(
+                            "the plugin failed and its binding fails closed".into(),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(request)
+    }
+
+    /// Whether a plugin bound as a blast endpoint for the session serves `key`.
+    pub fn has_endpoint(&self, session_id: &str, key: &str) -> bool {
+        self.endpoint_binding(session_id, key).is_some()
+    }
+
+    fn endpoint_binding(&self, session_id: &str, key: &str) -> Option<Arc<Active>> {
+        let chain = self.chain(Hook::BlastEndpoint)?;
+        chain
+            .iter()
+            .find(|a| {
+                a.binding.covers(session_id)
+                    && self.slot(&a.binding.plugin_id).is_some_and(|s| {
+                        s.record
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .endpoints
+                            .iter()
+                            .any(|e| e == key)
+                    })
+            })
+            .cloned()
+    }
+
+    /// Expands one blast recipient through the plugin serving `key` into
+    /// concrete sends of built-in kinds (`to` set to the recipient).
+    pub fn expand(
+        &self,
+        session_id: &str,
+        key: &str,
+        to: &str,
+        body: &Value,
+    ) -> Result<Vec<SendRequest>, String> {
+        let active = self.endpoint_binding(session_id, key).ok_or_else(|| {
+            format!("no loaded plugin serves the blast endpoint `{key}` any more")
+        })?;
+        let contact = self.inner.store.get_contact(session_id, to).ok().flatten();
+        let recipient = types::Recipient {
+            jid: to.to_owned(),
+            phone: to
+                .strip_suffix("@s.whatsapp.net")
+                .map(|p| p.split(':').next().unwrap_or(p).to_owned()),
+            contact: contact.map(super::host::to_wit),
+        };
+        let body_text = body.to_string();
+        let (_, out) = self.run(&active, |p, s| {
+            p.switchboard_plugin_blast_endpoint()
+                .call_expand(s, key, &recipient, &body_text)
+        });
+        let sends = match out {
+            Outcome::Done(Ok(sends)) => sends,
+            Outcome::Done(Err(reason)) => return Err(format!("the endpoint refused: {reason}")),
+            Outcome::Failed => return Err("the plugin serving the endpoint failed".into()),
+        };
+        sends
+            .into_iter()
+            .map(|s| {
+                let kind = SendKind::parse(&s.kind).ok_or_else(|| {
+                    format!("the plugin asked for an unknown send kind `{}`", s.kind)
+                })?;
+                let mut v: Value = serde_json::from_str(&s.body)
+                    .map_err(|e| format!("the plugin's `{}` body is not JSON: {e}", s.kind))?;
+                if let Value::Object(m) = &mut v {
+                    m.insert("to".into(), Value::String(to.to_owned()));
+                }
+                SendRequest::from_json(kind, v)
+                    .map_err(|e| format!("the plugin's `{}` body is invalid: {e}", s.kind))
+            })
+            .collect()
+    }
+}
+
+impl EventFilter for Plugins {
+    fn filter(&self, envelope: Envelope) -> Option<Envelope> {
+        Plugins::filter(self, envelope)
+    }
+}

@@ -1,0 +1,96 @@
+//! The `host` imports a plugin may call: logging, its binding's
+//! configuration, the time, its private key-value store and a read-only
+//! contact lookup. Nothing else.
+
+use super::engine::HostState;
+use super::engine::switchboard::plugin::host::Host;
+use super::engine::types::{Contact, LogLevel};
+use crate::domain::contact::StoredContact;
+
+/// Longest log line kept from a plugin.
+const MAX_LOG: usize = 2048;
+
+impl super::engine::types::Host for HostState {}
+
+impl Host for HostState {
+    fn log(&mut self, level: LogLevel, message: String) {
+        let mut message = message;
+        if message.len() > MAX_LOG {
+            let mut cut = MAX_LOG;
+            while !message.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            message.truncate(cut);
+        }
+        let plugin = self.name.as_str();
+        match level {
+            LogLevel::Trace => tracing::trace!(plugin, "{message}"),
+            LogLevel::Debug => tracing::debug!(plugin, "{message}"),
+            LogLevel::Info => tracing::info!(plugin, "{message}"),
+            LogLevel::Warn => tracing::warn!(plugin, "{message}"),
+            LogLevel::Error => tracing::error!(plugin, "{message}"),
+        }
+    }
+
+    fn config(&mut self) -> String {
+        self.config.clone()
+    }
+
+    fn now_ms(&mut self) -> i64 {
+        crate::domain::time::unix_now_ms()
+    }
+
+    fn kv_get(&mut self, key: String) -> Option<Vec<u8>> {
+        self.store
+            .plugin_kv_get(&self.plugin_id, &key)
+            .unwrap_or_else(|e| {
+                tracing::error!(plugin = %self.name, error = %e, "plugin kv read failed");
+                None
+            })
+    }
+
+    fn kv_set(&mut self, key: String, value: Vec<u8>) -> Result<(), String> {
+        match self
+            .store
+            .plugin_kv_set(&self.plugin_id, &key, &value, self.kv_cap)
+        {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(format!(
+                "the plugin's key-value store would exceed its cap of {} bytes",
+                self.kv_cap
+            )),
+            Err(e) => {
+                tracing::error!(plugin = %self.name, error = %e, "plugin kv write failed");
+                Err("the gateway could not store the value".into())
+            }
+        }
+    }
+
+    fn kv_delete(&mut self, key: String) {
+        if let Err(e) = self.store.plugin_kv_delete(&self.plugin_id, &key) {
+            tracing::error!(plugin = %self.name, error = %e, "plugin kv delete failed");
+        }
+    }
+
+    fn contact(&mut self, session_id: String, jid: String) -> Option<Contact> {
+        match self.store.get_contact(&session_id, &jid) {
+            Ok(c) => c.map(to_wit),
+            Err(e) => {
+                tracing::error!(plugin = %self.name, error = %e, "plugin contact lookup failed");
+                None
+            }
+        }
+    }
+}
+
+/// The WIT shape of a directory contact.
+pub fn to_wit(c: StoredContact) -> Contact {
+    Contact {
+        jid: c.jid,
+        phone: Some(c.phone).filter(|p| !p.is_empty()),
+        full_name: c.full_name,
+        first_name: c.first_name,
+        push_name: c.push_name,
+        business_name: c.business_name,
+    }
+}

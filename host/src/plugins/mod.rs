@@ -1,0 +1,487 @@
+//! The plugin platform's host: WebAssembly components (world `plugin` of
+//! `wit/0.1.0`) loaded into a sandboxed wasmtime engine, bound to hooks in the
+//! data paths, managed through the admin API and persisted in the store.
+//!
+//! - [`engine`]: the engine, compiling and checking uploads, one reused
+//!   instance per plugin version, the epoch deadline.
+//! - [`host`]: the imports a plugin may call.
+//! - [`model`]: plugins and bindings as stored.
+//! - [`stats`]: per-plugin counters.
+//! - `registry` (this file): the live set of plugins and bindings, replace in
+//!   place (an `ArcSwap` per plugin: calls in flight finish on the old
+//!   version), quarantine, and the hooks the data paths call:
+//!   [`Plugins::filter`] (inside `EventBus::publish`), [`Plugins::transform`]
+//!   (inside the send core) and [`Plugins::expand`] (the blast worker).
+
+mod bindings;
+pub mod config;
+pub mod engine;
+mod hooks;
+pub mod host;
+pub mod model;
+pub mod stats;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use arc_swap::ArcSwap;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::domain::time::unix_now;
+use crate::store::{Store, StoreError};
+use config::PluginConfig;
+use engine::{CallFailure, Hooks, LoadError, Loaded, PluginEngine, WORLD};
+use model::{Binding, FailurePolicy, Hook, PluginRecord, PluginStatus};
+use stats::{Stats, StatsView};
+
+/// Why a plugin operation was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum PluginError {
+    /// No plugin with this id.
+    #[error("no plugin with id `{0}`")]
+    NotFound(String),
+    /// No binding with this id.
+    #[error("no plugin binding with id `{0}`")]
+    BindingNotFound(String),
+    /// The component was refused.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// A binding field is invalid.
+    #[error("`{field}` {message}")]
+    Invalid {
+        /// The field.
+        field: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A plugin as the API shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct PluginView {
+    /// The stored record.
+    #[serde(flatten)]
+    pub record: PluginRecord,
+    /// Its counters since the gateway started.
+    pub counters: StatsView,
+}
+
+/// A binding as created or updated through the API.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BindingIn {
+    /// The plugin.
+    pub plugin_id: String,
+    /// The hook.
+    pub hook: Hook,
+    /// Position in the chain (0).
+    pub order: Option<i32>,
+    /// Sessions (all when absent or null).
+    pub sessions: Option<Vec<String>>,
+    /// Webhooks (filters only; all when absent or null).
+    pub webhooks: Option<Vec<String>>,
+    /// JSON configuration (`{}`).
+    pub config: Option<Value>,
+    /// `fail_open` (default) or `fail_closed`.
+    pub failure_policy: Option<FailurePolicy>,
+    /// Whether it applies (true).
+    pub enabled: Option<bool>,
+}
+
+/// One live plugin: its record, the current version, its counters.
+struct Slot {
+    record: Mutex<PluginRecord>,
+    loaded: ArcSwap<Loaded>,
+    stats: Stats,
+    quarantined: AtomicBool,
+}
+
+/// A binding ready for the hot path.
+struct Active {
+    binding: Binding,
+    config_text: String,
+}
+
+struct Inner {
+    engine: PluginEngine,
+    store: Store,
+    slots: RwLock<HashMap<String, Arc<Slot>>>,
+    /// Enabled bindings by hook, in chain order.
+    chains: ArcSwap<HashMap<Hook, Vec<Arc<Active>>>>,
+    /// Serializes admin changes.
+    admin: Mutex<()>,
+}
+
+/// The plugin registry; cheap to clone.
+#[derive(Clone)]
+pub struct Plugins {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Plugins {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plugins").finish_non_exhaustive()
+    }
+}
+
+fn hooks_of(h: Hooks) -> Vec<Hook> {
+    let mut out = Vec::new();
+    if h.contains(Hooks::EVENT_FILTER) {
+        out.push(Hook::EventFilter);
+    }
+    if h.contains(Hooks::MESSAGE_TRANSFORM) {
+        out.push(Hook::MessageTransform);
+    }
+    if h.contains(Hooks::BLAST_ENDPOINT) {
+        out.push(Hook::BlastEndpoint);
+    }
+    out
+}
+
+impl Plugins {
+    /// Builds the engine and loads every stored plugin and binding. A stored
+    /// plugin that no longer loads is logged and left out.
+    pub fn start(store: Store, cfg: PluginConfig, data_dir: &Path) -> anyhow::Result<Plugins> {
+        let cache = data_dir.join("plugin-cache");
+        let engine = PluginEngine::new(cfg, Some(&cache))
+            .map_err(|e| anyhow::anyhow!("could not build the plugin engine: {e:#}"))?;
+        let plugins = Plugins {
+            inner: Arc::new(Inner {
+                engine,
+                store: store.clone(),
+                slots: RwLock::new(HashMap::new()),
+                chains: ArcSwap::from_pointee(HashMap::new()),
+                admin: Mutex::new(()),
+            }),
+        };
+        let mut loaded = 0;
+        for (record, bytes) in store.list_plugins_with_bytes()? {
+            match plugins.inner.engine.load(&record.id, &bytes, &store) {
+                Ok((l, _, _)) => {
+                    plugins.insert_slot(record, l);
+                    loaded += 1;
+                }
+                Err(e) => {
+                    tracing::error!(plugin = %record.name, id = %record.id, error = %e, "stored plugin could not be loaded; it stays stored but is not called");
+                }
+            }
+        }
+        plugins.rebuild_chains()?;
+        if loaded > 0 {
+            tracing::info!(plugins = loaded, "plugins restored");
+        }
+        Ok(plugins)
+    }
+
+    fn insert_slot(&self, record: PluginRecord, loaded: Arc<Loaded>) {
+        let quarantined = record.status == PluginStatus::Quarantined;
+        let slot = Arc::new(Slot {
+            record: Mutex::new(record.clone()),
+            loaded: ArcSwap::new(loaded),
+            stats: Stats::default(),
+            quarantined: AtomicBool::new(quarantined),
+        });
+        self.write_slots().insert(record.id, slot);
+    }
+
+    fn write_slots(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<String, Arc<Slot>>> {
+        self.inner.slots.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn slot(&self, id: &str) -> Option<Arc<Slot>> {
+        self.inner
+            .slots
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(id)
+            .cloned()
+    }
+
+    fn rebuild_chains(&self) -> Result<(), StoreError> {
+        let mut all = self.inner.store.list_bindings()?;
+        all.retain(|b| b.enabled);
+        all.sort_by(|a, b| (a.order, a.created_at, &a.id).cmp(&(b.order, b.created_at, &b.id)));
+        let mut chains: HashMap<Hook, Vec<Arc<Active>>> = HashMap::new();
+        for b in all {
+            let config_text = b.config.to_string();
+            chains.entry(b.hook).or_default().push(Arc::new(Active {
+                binding: b,
+                config_text,
+            }));
+        }
+        self.inner.chains.store(Arc::new(chains));
+        Ok(())
+    }
+
+    fn view(&self, slot: &Slot) -> PluginView {
+        PluginView {
+            record: slot
+                .record
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone(),
+            counters: slot.stats.view(),
+        }
+    }
+
+    /// Checks, compiles and stores a new plugin. Blocking (compiles).
+    pub fn upload(&self, bytes: &[u8], name: Option<String>) -> Result<PluginView, PluginError> {
+        let id = uuid::Uuid::new_v4().to_string();
+        let (loaded, info, endpoints) = self.inner.engine.load(&id, bytes, &self.inner.store)?;
+        let now = unix_now();
+        let record = PluginRecord {
+            id: id.clone(),
+            name: name.filter(|n| !n.trim().is_empty()).unwrap_or(info.name),
+            version: info.version,
+            sha256: hex::encode(Sha256::digest(bytes)),
+            size: bytes.len() as u64,
+            hooks: hooks_of(info.hooks),
+            endpoints,
+            world: WORLD.into(),
+            created_at: now,
+            updated_at: now,
+            status: PluginStatus::Active,
+            quarantined_reason: None,
+            source: None,
+        };
+        let _g = self.inner.admin.lock().unwrap_or_else(|p| p.into_inner());
+        self.inner.store.put_plugin(&record, Some(bytes))?;
+        tracing::info!(plugin = %record.name, id = %record.id, version = %record.version, hooks = ?record.hooks, "plugin loaded");
+        self.insert_slot(record, loaded);
+        let slot = self.slot(&id).ok_or(PluginError::NotFound(id))?;
+        Ok(self.view(&slot))
+    }
+
+    /// Replaces a plugin's component in place: calls in flight finish on the
+    /// old version, every call after the swap uses the new one. Blocking.
+    pub fn replace(&self, id: &str, bytes: &[u8]) -> Result<PluginView, PluginError> {
+        let slot = self
+            .slot(id)
+            .ok_or_else(|| PluginError::NotFound(id.to_owned()))?;
+        let (loaded, info, endpoints) = self.inner.engine.load(id, bytes, &self.inner.store)?;
+        let hooks = hooks_of(info.hooks);
+        let _g = self.inner.admin.lock().unwrap_or_else(|p| p.into_inner());
+        let orphaned: Vec<&'static str> = self
+            .inner
+            .store
+            .list_bindings()?
+            .iter()
+            .filter(|b| b.plugin_id == id && !hooks.contains(&b.hook))
+            .map(|b| b.hook.as_str())
+            .collect();
+        if !orphaned.is_empty() {
+            return Err(LoadError::IncompatibleWorld(format!(
+                "the new version does not implement hooks the plugin is bound to ({}); delete those bindings first",
+                orphaned.join(", ")
+            ))
+            .into());
+        }
+        let record = {
+            let mut r = slot.record.lock().unwrap_or_else(|p| p.into_inner());
+            r.version = info.version;
+            r.sha256 = hex::encode(Sha256::digest(bytes));
+            r.size = bytes.len() as u64;
+            r.hooks = hooks;
+            r.endpoints = endpoints;
+            r.updated_at = unix_now();
+            r.clone()
+        };
+        self.inner.store.put_plugin(&record, Some(bytes))?;
+        slot.loaded.store(loaded);
+        tracing::info!(plugin = %record.name, id, version = %record.version, "plugin replaced in place");
+        Ok(self.view(&slot))
+    }
+
+    /// Deletes a plugin and its bindings.
+    pub fn delete(&self, id: &str) -> Result<(), PluginError> {
+        let _g = self.inner.admin.lock().unwrap_or_else(|p| p.into_inner());
+        let existed = self.inner.store.delete_plugin(id)?;
+        let had = self.write_slots().remove(id).is_some();
+        if !existed && !had {
+            return Err(PluginError::NotFound(id.to_owned()));
+        }
+        self.rebuild_chains()?;
+        tracing::info!(id, "plugin deleted");
+        Ok(())
+    }
+
+    /// Lifts a quarantine.
+    pub fn enable(&self, id: &str) -> Result<PluginView, PluginError> {
+        let slot = self
+            .slot(id)
+            .ok_or_else(|| PluginError::NotFound(id.to_owned()))?;
+        let record = {
+            let mut r = slot.record.lock().unwrap_or_else(|p| p.into_inner());
+            r.status = PluginStatus::Active;
+            r.quarantined_reason = None;
+            r.clone()
+        };
+        self.inner.store.put_plugin(&record, None)?;
+        slot.stats.succeed();
+        slot.quarantined.store(false, Ordering::Release);
+        tracing::info!(plugin = %record.name, id, "plugin re-enabled");
+        Ok(self.view(&slot))
+    }
+
+    /// Every loaded plugin, by name.
+    pub fn list(&self) -> Vec<PluginView> {
+        let slots: Vec<Arc<Slot>> = self
+            .inner
+            .slots
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        let mut out: Vec<PluginView> = slots.iter().map(|s| self.view(s)).collect();
+        out.sort_by(|a, b| (&a.record.name, &a.record.id).cmp(&(&b.record.name, &b.record.id)));
+        out
+    }
+
+    /// One plugin.
+    pub fn get(&self, id: &str) -> Result<PluginView, PluginError> {
+        self.slot(id)
+            .map(|s| self.view(&s))
+            .ok_or_else(|| PluginError::NotFound(id.to_owned()))
+    }
+
+    /// Creates a binding (or replaces one when `id` is given).
+    pub fn put_binding(&self, id: Option<&str>, b: BindingIn) -> Result<Binding, PluginError> {
+        let _g = self.inner.admin.lock().unwrap_or_else(|p| p.into_inner());
+        let existing = self.inner.store.list_bindings()?;
+        let created_at = match id {
+            Some(id) => {
+                existing
+                    .iter()
+                    .find(|x| x.id == id)
+                    .ok_or_else(|| PluginError::BindingNotFound(id.to_owned()))?
+                    .created_at
+            }
+            None => unix_now(),
+        };
+        let slot = self
+            .slot(&b.plugin_id)
+            .ok_or_else(|| PluginError::Invalid {
+                field: "plugin_id",
+                message: format!("names no plugin (`{}`)", b.plugin_id),
+            })?;
+        let hooks = slot
+            .record
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .hooks
+            .clone();
+        if !hooks.contains(&b.hook) {
+            return Err(PluginError::Invalid {
+                field: "hook",
+                message: format!(
+                    "`{}` is not implemented by the plugin (it implements: {})",
+                    b.hook.as_str(),
+                    hooks
+                        .iter()
+                        .map(|h| h.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        }
+        if b.webhooks.is_some() {
+            return Err(PluginError::Invalid {
+                field: "webhooks",
+                message: "is not supported yet: a filter applies to every audience of its sessions"
+                    .into(),
+            });
+        }
+        let config = b
+            .config
+            .unwrap_or_else(|| Value::Object(Default::default()));
+        if !config.is_object() {
+            return Err(PluginError::Invalid {
+                field: "config",
+                message: "must be a JSON object".into(),
+            });
+        }
+        let binding = Binding {
+            id: id
+                .map(str::to_owned)
+                .unwrap_or_else(|| uuid::Uuid::new_v4().to_string()),
+            plugin_id: b.plugin_id,
+            hook: b.hook,
+            order: b.order.unwrap_or(0),
+            sessions: b.sessions,
+            webhooks: None,
+            config,
+            failure_policy: b.failure_policy.unwrap_or_default(),
+            enabled: b.enabled.unwrap_or(true),
+            created_at,
+        };
+        self.inner.store.put_binding(&binding)?;
+        self.rebuild_chains()?;
+        Ok(binding)
+    }
+
+    /// Every binding.
+    pub fn bindings(&self) -> Result<Vec<Binding>, PluginError> {
+        let mut all = self.inner.store.list_bindings()?;
+        all.sort_by(|a, b| {
+            (a.hook.as_str(), a.order, a.created_at).cmp(&(b.hook.as_str(), b.order, b.created_at))
+        });
+        Ok(all)
+    }
+
+    /// Deletes a binding.
+    pub fn delete_binding(&self, id: &str) -> Result<(), PluginError> {
+        let _g = self.inner.admin.lock().unwrap_or_else(|p| p.into_inner());
+        if !self.inner.store.delete_binding(id)? {
+            return Err(PluginError::BindingNotFound(id.to_owned()));
+        }
+        self.rebuild_chains()?;
+        Ok(())
+    }
+
+    /// The plugin-side limits and timings.
+    pub fn config(&self) -> &PluginConfig {
+        self.inner.engine.config()
+    }
+
+    /// Counts a failed call, logs it, and quarantines the plugin after too
+    /// many in a row.
+    fn failed(&self, slot: &Slot, active: &Active, failure: &CallFailure) {
+        let n = slot.stats.fail(*failure == CallFailure::Timeout);
+        let name = slot
+            .record
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .name
+            .clone();
+        tracing::warn!(plugin = %name, binding = %active.binding.id, hook = active.binding.hook.as_str(), error = %failure, in_a_row = n, "plugin call failed");
+        if n >= u64::from(self.config().quarantine_after)
+            && !slot.quarantined.swap(true, Ordering::AcqRel)
+        {
+            let reason = format!("{n} failed calls in a row; the last {failure}");
+            let record = {
+                let mut r = slot.record.lock().unwrap_or_else(|p| p.into_inner());
+                r.status = PluginStatus::Quarantined;
+                r.quarantined_reason = Some(reason.clone());
+                r.clone()
+            };
+            if let Err(e) = self.inner.store.put_plugin(&record, None) {
+                tracing::error!(plugin = %name, error = %e, "could not store the quarantine");
+            }
+            tracing::error!(plugin = %name, id = %record.id, %reason, "plugin quarantined; POST /api/v1/plugins/{{id}}/enable lifts it");
+        }
+    }
+}
+
+impl Active {
+    fn fails_closed(&self) -> bool {
+        self.binding.failure_policy == FailurePolicy::FailClosed
+    }
+}

@@ -1,0 +1,134 @@
+//! The stored shapes of the plugin platform: plugins, bindings, and the
+//! per-plugin counters the API reports.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A hook a binding attaches a plugin to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Hook {
+    /// Sees each event envelope before fan-out.
+    EventFilter,
+    /// Sees each outbound send before the network.
+    MessageTransform,
+    /// Serves custom blast endpoints.
+    BlastEndpoint,
+}
+
+impl Hook {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Hook::EventFilter => "event_filter",
+            Hook::MessageTransform => "message_transform",
+            Hook::BlastEndpoint => "blast_endpoint",
+        }
+    }
+}
+
+/// What a binding does when its plugin traps, times out or runs out of memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailurePolicy {
+    /// Let the event or send through as if the plugin were not there.
+    #[default]
+    FailOpen,
+    /// Drop the event, reject the send.
+    FailClosed,
+}
+
+/// Whether a plugin is called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PluginStatus {
+    /// Loaded and called by its bindings.
+    Active,
+    /// Failed too many times in a row; not called until re-enabled.
+    Quarantined,
+}
+
+/// A stored plugin (its component bytes are kept apart).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PluginRecord {
+    /// Plugin id.
+    pub id: String,
+    /// Name: the upload's `name`, else what the component says of itself.
+    pub name: String,
+    /// The component's own version.
+    pub version: String,
+    /// sha256 of the component bytes, hex.
+    pub sha256: String,
+    /// Size of the component in bytes.
+    pub size: u64,
+    /// The hooks the component implements.
+    pub hooks: Vec<Hook>,
+    /// Blast endpoint keys it serves.
+    #[serde(default)]
+    pub endpoints: Vec<String>,
+    /// The WIT world version it was built for.
+    pub world: String,
+    /// Unix seconds of the first upload.
+    pub created_at: i64,
+    /// Unix seconds of the last upload (replace in place).
+    pub updated_at: i64,
+    /// Active or quarantined.
+    pub status: PluginStatus,
+    /// Why it was quarantined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quarantined_reason: Option<String>,
+    /// Set when loaded from the plugin directory: the file it came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+/// Where a plugin applies.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Binding {
+    /// Binding id.
+    pub id: String,
+    /// The plugin.
+    pub plugin_id: String,
+    /// The hook.
+    pub hook: Hook,
+    /// Position in the hook's chain; lower runs first.
+    #[serde(default)]
+    pub order: i32,
+    /// Sessions it applies to; `None` is every session.
+    #[serde(default)]
+    pub sessions: Option<Vec<String>>,
+    /// Filters only: the webhooks it applies to; `None` is every audience.
+    #[serde(default)]
+    pub webhooks: Option<Vec<String>>,
+    /// The configuration the plugin reads with `config()`.
+    #[serde(default = "empty_object")]
+    pub config: Value,
+    /// What a failure of the plugin does.
+    #[serde(default)]
+    pub failure_policy: FailurePolicy,
+    /// Whether it is applied.
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Unix seconds of creation.
+    #[serde(default)]
+    pub created_at: i64,
+}
+
+fn empty_object() -> Value {
+    Value::Object(Default::default())
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Binding {
+    /// Whether the binding applies to a session.
+    pub fn covers(&self, session_id: &str) -> bool {
+        self.enabled
+            && self
+                .sessions
+                .as_ref()
+                .is_none_or(|s| s.iter().any(|x| x == session_id))
+    }
+}

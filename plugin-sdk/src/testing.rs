@@ -1,0 +1,165 @@
+//! An in-process stand-in for the gateway, for unit tests of a plugin on the
+//! build machine (any target but `wasm32`). The host functions of the SDK
+//! read and write this thread-local state, so a plugin's
+//! [`Plugin`](crate::Plugin) methods run natively under `cargo test`:
+//!
+//! ```
+//! use switchboard_plugin_sdk::{testing, config, now_ms};
+//!
+//! testing::reset();
+//! testing::set_config(serde_json::json!({ "footer": "-- sent by Switchboard" }));
+//! testing::set_now_ms(1_700_000_000_000);
+//! let cfg: serde_json::Value = config().unwrap();
+//! assert_eq!(cfg["footer"], "-- sent by Switchboard");
+//! assert_eq!(now_ms(), 1_700_000_000_000);
+//! ```
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::types::{Contact, Level};
+
+#[derive(Default)]
+struct State {
+    config: Option<String>,
+    now_ms: Option<i64>,
+    kv: HashMap<String, Vec<u8>>,
+    kv_cap: Option<usize>,
+    contacts: HashMap<(String, String), Contact>,
+    logs: Vec<(Level, String)>,
+}
+
+thread_local! {
+    static STATE: RefCell<State> = RefCell::new(State::default());
+}
+
+/// Forgets everything set on this thread: configuration, clock, store, contacts, logs.
+pub fn reset() {
+    STATE.with(|s| *s.borrow_mut() = State::default());
+}
+
+/// The configuration [`config`](crate::config) returns from now on.
+pub fn set_config(config: Value) {
+    STATE.with(|s| s.borrow_mut().config = Some(config.to_string()));
+}
+
+/// Fixes the clock [`now_ms`](crate::now_ms) reads (it follows the system clock until set).
+pub fn set_now_ms(ms: i64) {
+    STATE.with(|s| s.borrow_mut().now_ms = Some(ms));
+}
+
+/// Caps the key-value store at this many bytes (keys plus values), like the host does.
+pub fn set_kv_cap(bytes: usize) {
+    STATE.with(|s| s.borrow_mut().kv_cap = Some(bytes));
+}
+
+/// Puts a contact into `session_id`'s directory for [`contact`](crate::contact).
+pub fn add_contact(session_id: &str, contact: Contact) {
+    STATE.with(|s| {
+        s.borrow_mut()
+            .contacts
+            .insert((session_id.to_owned(), contact.jid.clone()), contact)
+    });
+}
+
+/// Every line logged on this thread since the last [`reset`].
+pub fn logs() -> Vec<(Level, String)> {
+    STATE.with(|s| s.borrow().logs.clone())
+}
+
+/// The host functions' native implementation, shaped like the generated imports.
+pub(crate) mod double {
+    use super::STATE;
+    use crate::bindings::switchboard::plugin::types as wit;
+
+    pub(crate) fn log(level: wit::LogLevel, message: &str) {
+        STATE.with(|s| s.borrow_mut().logs.push((level.into(), message.to_owned())));
+    }
+
+    pub(crate) fn config() -> String {
+        STATE.with(|s| s.borrow().config.clone().unwrap_or_else(|| "{}".into()))
+    }
+
+    pub(crate) fn now_ms() -> i64 {
+        STATE.with(|s| s.borrow().now_ms).unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_millis() as i64)
+                .unwrap_or_default()
+        })
+    }
+
+    pub(crate) fn kv_get(key: &str) -> Option<Vec<u8>> {
+        STATE.with(|s| s.borrow().kv.get(key).cloned())
+    }
+
+    pub(crate) fn kv_set(key: &str, value: &[u8]) -> Result<(), String> {
+        STATE.with(|s| {
+            let mut s = s.borrow_mut();
+            if let Some(cap) = s.kv_cap {
+                let others: usize =
+                    s.kv.iter()
+                        .filter(|(k, _)| k.as_str() != key)
+                        .map(|(k, v)| k.len() + v.len())
+                        .sum();
+                if others + key.len() + value.len() > cap {
+                    return Err(format!("the store's cap of {cap} bytes would be exceeded"));
+                }
+            }
+            s.kv.insert(key.to_owned(), value.to_vec());
+            Ok(())
+        })
+    }
+
+    pub(crate) fn kv_delete(key: &str) {
+        STATE.with(|s| s.borrow_mut().kv.remove(key));
+    }
+
+    pub(crate) fn contact(session_id: &str, jid: &str) -> Option<wit::Contact> {
+        STATE.with(|s| {
+            s.borrow()
+                .contacts
+                .get(&(session_id.to_owned(), jid.to_owned()))
+                .cloned()
+                .map(Into::into)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{kv, log};
+
+    #[test]
+    fn the_double_keeps_logs_config_and_a_capped_store() {
+        reset();
+        assert_eq!(crate::config_json(), "{}");
+        log(Level::Warn, "careful");
+        assert_eq!(logs(), vec![(Level::Warn, "careful".to_owned())]);
+        set_kv_cap(10);
+        assert_eq!(kv::set("k", b"12345"), Ok(()));
+        assert!(kv::set("k2", b"123456").is_err());
+        assert_eq!(kv::get("k").as_deref(), Some(&b"12345"[..]));
+        kv::delete("k");
+        assert_eq!(kv::get("k"), None);
+        add_contact(
+            "s",
+            Contact {
+                jid: "1@s.whatsapp.net".into(),
+                first_name: Some("Ann".into()),
+                ..Contact::default()
+            },
+        );
+        assert_eq!(
+            crate::contact("s", "1@s.whatsapp.net")
+                .unwrap()
+                .first_name
+                .as_deref(),
+            Some("Ann")
+        );
+        assert_eq!(crate::contact("other", "1@s.whatsapp.net"), None);
+    }
+}

@@ -1,0 +1,93 @@
+//! Plugin administration without a real plugin: what the upload refuses and
+//! how bindings are validated; the gateway keeps serving.
+
+use reqwest::Method;
+use serde_json::json;
+use switchboard_tests::{TOKEN, TestServer};
+
+async fn upload(server: &TestServer, bytes: &'static [u8]) -> switchboard_tests::Resp {
+    let resp = server
+        .http()
+        .post(format!("{}/api/v1/plugins", server.base()))
+        .bearer_auth(TOKEN)
+        .header("content-type", "application/wasm")
+        .body(bytes)
+        .send()
+        .await
+        .unwrap();
+    TestServer::read(resp).await
+}
+
+#[tokio::test]
+async fn garbage_a_core_module_and_an_empty_component_are_refused_with_a_reason() {
+    let server = TestServer::start().await;
+    let m = upload(&server, b"hello, not wasm")
+        .await
+        .expect_error(400, "not_a_component");
+    assert!(m.contains("not WebAssembly"), "{m}");
+    let m = upload(&server, b"\0asm\x01\0\0\0")
+        .await
+        .expect_error(400, "not_a_component");
+    assert!(m.contains("core WebAssembly module"), "{m}");
+    let m = upload(&server, b"\0asm\x0d\0\x01\0")
+        .await
+        .expect_error(400, "incompatible_world");
+    assert!(m.contains("switchboard:plugin@0.1.0"), "{m}");
+    upload(&server, b"\0asm\x0d\0\x01\0\x01\xff")
+        .await
+        .expect_error(400, "invalid_component");
+    upload(&server, b"")
+        .await
+        .expect_error(400, "not_a_component");
+
+    let list = server.get("/api/v1/plugins").await.expect(200);
+    assert_eq!(list["count"], 0, "{list}");
+    // Still serving.
+    server.get("/api/v1/sessions").await.expect(200);
+}
+
+#[tokio::test]
+async fn bindings_to_unknown_plugins_and_unknown_ids_are_refused() {
+    let server = TestServer::start().await;
+    let m = server
+        .post(
+            "/api/v1/plugins/bindings",
+            json!({ "plugin_id": "nope", "hook": "event_filter" }),
+        )
+        .await
+        .expect_error(400, "invalid_field");
+    assert!(m.contains("plugin_id"), "{m}");
+    server
+        .post(
+            "/api/v1/plugins/bindings",
+            json!({ "plugin_id": "nope", "hook": "teleport" }),
+        )
+        .await
+        .expect(400);
+    server
+        .delete("/api/v1/plugins/bindings/nope")
+        .await
+        .expect_error(404, "binding_not_found");
+    server
+        .get("/api/v1/plugins/nope")
+        .await
+        .expect_error(404, "plugin_not_found");
+    server
+        .call(Method::POST, "/api/v1/plugins/nope/enable", None)
+        .await
+        .expect_error(404, "plugin_not_found");
+    let b = server.get("/api/v1/plugins/bindings").await.expect(200);
+    assert_eq!(b["count"], 0);
+}
+
+#[tokio::test]
+async fn the_plugin_api_needs_the_token() {
+    let server = TestServer::start().await;
+    let resp = server
+        .http()
+        .get(format!("{}/api/v1/plugins", server.base()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 401);
+}
