@@ -1,0 +1,150 @@
+//! Sending one recipient: through the send core for built-in kinds, through a
+//! plugin's expansion for plugin endpoints, with the recipient's message id
+//! chosen before the first attempt.
+
+use super::*;
+
+impl Worker {
+    /// Sends one recipient; `false` when the job should be left for now
+    /// (cancelled meanwhile, or the session could not send).
+    pub(super) async fn send_one(
+        &mut self,
+        job: &BlastJob,
+        kind: Option<SendKind>,
+        body: &Value,
+        id: u64,
+    ) -> StoreResult<bool> {
+        let (sid, seq) = (job.session_id.as_str(), job.seq);
+        let generation = self.p.waker.generation();
+        let Some(r) = self
+            .p
+            .store
+            .begin_blast_send(sid, seq, id, unix_now(), new_message_id)?
+        else {
+            return Ok(false);
+        };
+        let message_id = r.message_id.clone().unwrap_or_default();
+        let outcome = match kind {
+            Some(kind) => {
+                self.send_builtin(sid, kind, body, &r.recipient, &message_id)
+                    .await
+            }
+            None => self.send_plugin(job, body, &r.recipient, &message_id).await,
+        };
+        let after = self
+            .p
+            .store
+            .finish_blast_send(sid, seq, id, &outcome, unix_now())?;
+
+        let key = (sid.to_owned(), seq);
+        if outcome == SendOutcome::NotAttempted {
+            self.cursors.insert(key, id - 1);
+            let until = Instant::now() + self.p.config.offline_retry;
+            self.parked.insert(sid.to_owned(), (until, generation));
+            return Ok(false);
+        }
+        self.cursors.insert(key, id);
+        let until = Instant::now() + pause(&job.options, &mut self.rng);
+        self.next_send.insert(sid.to_owned(), until);
+        if let (SendOutcome::Sent { .. }, Some(after)) = (&outcome, after) {
+            self.progress(&after);
+        }
+        Ok(true)
+    }
+
+    async fn send_builtin(
+        &self,
+        sid: &str,
+        kind: SendKind,
+        body: &Value,
+        to: &str,
+        message_id: &str,
+    ) -> SendOutcome {
+        match request_for(kind, body, to) {
+            Err(e) => SendOutcome::Failed {
+                error: e.to_string(),
+            },
+            Ok(request) => self.send_request(sid, request, message_id).await,
+        }
+    }
+
+    async fn send_request(
+        &self,
+        sid: &str,
+        request: crate::domain::send::SendRequest,
+        message_id: &str,
+    ) -> SendOutcome {
+        match self.p.send.send_with_id(sid, request, message_id).await {
+            Ok(record) => SendOutcome::Sent {
+                message_id: record.message_id,
+            },
+            Err(e) if cannot_send_now(&e) => SendOutcome::NotAttempted,
+            Err(e) => SendOutcome::Failed {
+                error: e.to_string(),
+            },
+        }
+    }
+
+    /// A plugin endpoint: the plugin expands the recipient into concrete
+    /// sends; the first goes under the recipient's message id, the others
+    /// under ids derived from it (so a retry repeats the same ids).
+    async fn send_plugin(
+        &self,
+        job: &BlastJob,
+        body: &Value,
+        to: &str,
+        message_id: &str,
+    ) -> SendOutcome {
+        let sid = job.session_id.as_str();
+        let expanded = match &self.p.plugins {
+            Some(p) => p.expand(sid, &job.endpoint, to, body),
+            None => Err("plugins are not available".into()),
+        };
+        let requests = match expanded {
+            Ok(r) if r.is_empty() => {
+                return SendOutcome::Failed {
+                    error: "the plugin expanded the recipient into no send".into(),
+                };
+            }
+            Ok(r) => r,
+            Err(error) => return SendOutcome::Failed { error },
+        };
+        let mut first = None;
+        for (i, request) in requests.into_iter().enumerate() {
+            let id = if i == 0 {
+                message_id.to_owned()
+            } else {
+                derived_id(message_id, i)
+            };
+            match self.send_request(sid, request, &id).await {
+                SendOutcome::Sent { message_id } => {
+                    first.get_or_insert(message_id);
+                }
+                other => return other,
+            }
+        }
+        SendOutcome::Sent {
+            message_id: first.unwrap_or_default(),
+        }
+    }
+}
+
+/// Whether a send error means the session could not send at all (no attempt
+/// reached the network), rather than a failed attempt.
+fn cannot_send_now(e: &SessionError) -> bool {
+    matches!(
+        e,
+        SessionError::NotFound(_)
+            | SessionError::Paused(_)
+            | SessionError::WrongState(_)
+            | SessionError::Network(NetworkError::NotConnected)
+    )
+}
+
+/// The id of the `i`-th extra send of a plugin-expanded recipient: stable for
+/// a given first id, in the network's id style.
+fn derived_id(first: &str, i: usize) -> String {
+    use sha2::{Digest, Sha256};
+    let h = Sha256::digest(format!("{first}/{i}").as_bytes());
+    format!("3EB0{}", hex::encode_upper(&h[..8]))
+}
