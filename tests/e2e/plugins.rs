@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 use switchboard_tests::plugins::{self, FOOTER, HOSTILE_LOOP, HOSTILE_TRAP, KEYWORD_ROUTER};
-use switchboard_tests::receiver::{TestReceiver, add_webhook, inbound, quiet_period};
+use switchboard_tests::receiver::{inbound, message_hook, quiet_period};
 use switchboard_tests::{TOKEN, TestServer, eventually};
 
 /// Uploads a component; returns the plugin.
@@ -44,13 +44,7 @@ async fn plugin(server: &TestServer, id: &Value) -> Value {
 async fn a_keyword_router_lets_only_matching_messages_reach_a_webhook() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
-    let receiver = TestReceiver::start().await;
-    add_webhook(
-        &server,
-        "s",
-        json!({ "url": receiver.url(), "events": ["message"] }),
-    )
-    .await;
+    let receiver = message_hook(&server, "s").await;
     let p = upload(&server, KEYWORD_ROUTER).await;
     assert_eq!(p["hooks"], json!(["event_filter"]));
     bind(
@@ -131,13 +125,7 @@ async fn a_footer_signs_outbound_text_and_a_banned_word_is_a_422() {
 async fn a_trapping_filter_fails_open_is_quarantined_and_can_be_re_enabled() {
     let server = TestServer::start_with(|c| c.plugins.quarantine_after = 3).await;
     server.paired_session("s").await;
-    let receiver = TestReceiver::start().await;
-    add_webhook(
-        &server,
-        "s",
-        json!({ "url": receiver.url(), "events": ["message"] }),
-    )
-    .await;
+    let receiver = message_hook(&server, "s").await;
     let p = upload(&server, HOSTILE_TRAP).await;
     bind(&server, &p, "event_filter", json!({})).await;
     for i in 0..5 {
@@ -171,13 +159,7 @@ async fn a_trapping_filter_fails_open_is_quarantined_and_can_be_re_enabled() {
 async fn an_endless_loop_times_out_and_a_fail_closed_binding_drops_the_event() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
-    let receiver = TestReceiver::start().await;
-    add_webhook(
-        &server,
-        "s",
-        json!({ "url": receiver.url(), "events": ["message"] }),
-    )
-    .await;
+    let receiver = message_hook(&server, "s").await;
     let p = upload(&server, HOSTILE_LOOP).await;
     let b = bind(
         &server,

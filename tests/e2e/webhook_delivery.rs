@@ -5,8 +5,8 @@
 use serde_json::{Value, json};
 use switchboard_tests::TestServer;
 use switchboard_tests::receiver::{
-    Received, Respond, TestReceiver, add_webhook, diagnostic, inbound, ms, quiet_period, unix_now,
-    wait_for_diagnostic, wait_for_dlq,
+    Received, Respond, TestReceiver, add_webhook, diagnostic, inbound, message_hook, ms,
+    quiet_period, unix_now, wait_for_diagnostic, wait_for_dlq,
 };
 
 const SIGNATURE_HEADERS: [&str; 3] = [
@@ -104,14 +104,8 @@ async fn a_failed_delivery_is_retried_then_dead_lettered() {
     })
     .await;
     server.paired_session("s").await;
-    let rx = TestReceiver::start().await;
+    let rx = message_hook(&server, "s").await;
     rx.set(Respond::Status(500));
-    add_webhook(
-        &server,
-        "s",
-        json!({ "url": rx.url(), "events": ["message"] }),
-    )
-    .await;
 
     let before = unix_now();
     inbound(&server, "s", "doomed").await;
@@ -185,14 +179,8 @@ async fn a_target_that_never_answers_times_out_and_is_dead_lettered_as_timed_out
     })
     .await;
     server.paired_session("s").await;
-    let rx = TestReceiver::start().await;
+    let rx = message_hook(&server, "s").await;
     rx.set(Respond::Hang);
-    add_webhook(
-        &server,
-        "s",
-        json!({ "url": rx.url(), "events": ["message"] }),
-    )
-    .await;
 
     inbound(&server, "s", "into the void").await;
     let entries = wait_for_dlq(&server, "s", 1).await;
@@ -252,14 +240,8 @@ async fn with_retry_on_4xx_on_a_404_is_retried() {
     })
     .await;
     server.paired_session("s").await;
-    let rx = TestReceiver::start().await;
+    let rx = message_hook(&server, "s").await;
     rx.set(Respond::Status(404));
-    add_webhook(
-        &server,
-        "s",
-        json!({ "url": rx.url(), "events": ["message"] }),
-    )
-    .await;
 
     inbound(&server, "s", "404").await;
     let entries = wait_for_dlq(&server, "s", 1).await;

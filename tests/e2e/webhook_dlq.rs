@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 use switchboard_tests::receiver::{
-    Respond, TestReceiver, add_webhook, dlq, inbound, ms, verify_v2, wait_for_dlq,
+    Respond, TestReceiver, add_webhook, dlq, inbound, message_hook, ms, verify_v2, wait_for_dlq,
 };
 use switchboard_tests::{TestServer, eventually};
 
@@ -72,14 +72,8 @@ async fn the_dead_letter_queue_keeps_only_the_newest_entries_up_to_its_capacity(
     })
     .await;
     server.paired_session("s").await;
-    let rx = TestReceiver::start().await;
+    let rx = message_hook(&server, "s").await;
     rx.set(Respond::Status(500));
-    add_webhook(
-        &server,
-        "s",
-        json!({ "url": rx.url(), "events": ["message"] }),
-    )
-    .await;
 
     for (i, text) in ["m1", "m2", "m3"].into_iter().enumerate() {
         inbound(&server, "s", text).await;
@@ -179,14 +173,8 @@ async fn a_replay_that_fails_again_is_queued_as_a_new_entry() {
     })
     .await;
     server.paired_session("s").await;
-    let rx = TestReceiver::start().await;
+    let rx = message_hook(&server, "s").await;
     rx.set(Respond::Status(503));
-    add_webhook(
-        &server,
-        "s",
-        json!({ "url": rx.url(), "events": ["message"] }),
-    )
-    .await;
     inbound(&server, "s", "hopeless").await;
     let old = wait_for_dlq(&server, "s", 1).await.remove(0);
     assert_eq!(rx.count(), 2);

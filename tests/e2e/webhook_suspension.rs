@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use switchboard::Config;
 use switchboard_tests::TestServer;
 use switchboard_tests::receiver::{
-    Respond, TestReceiver, add_webhook, diagnostic, dlq, inbound, ms, quiet_period,
+    Respond, TestReceiver, add_webhook, diagnostic, dlq, inbound, message_hook, ms, quiet_period,
     wait_for_diagnostic, wait_for_dlq,
 };
 
@@ -131,14 +131,8 @@ async fn a_url_is_suspended_after_consecutive_failures_and_skipped_events_are_co
 async fn a_successful_probe_after_the_suspension_resumes_normal_delivery() {
     let server = TestServer::start_with(|c| suspending(c, ms(300), Duration::from_secs(60))).await;
     server.paired_session("s").await;
-    let rx = TestReceiver::start().await;
+    let rx = message_hook(&server, "s").await;
     rx.set(Respond::Status(500));
-    add_webhook(
-        &server,
-        "s",
-        json!({ "url": rx.url(), "events": ["message"] }),
-    )
-    .await;
     let d = trip(&server, &rx).await;
 
     rx.set(Respond::Ok);
@@ -164,14 +158,8 @@ async fn a_successful_probe_after_the_suspension_resumes_normal_delivery() {
 async fn only_one_probe_is_in_flight_when_the_suspension_elapses() {
     let server = TestServer::start_with(|c| suspending(c, ms(300), Duration::from_secs(60))).await;
     server.paired_session("s").await;
-    let rx = TestReceiver::start().await;
+    let rx = message_hook(&server, "s").await;
     rx.set(Respond::Status(500));
-    add_webhook(
-        &server,
-        "s",
-        json!({ "url": rx.url(), "events": ["message"] }),
-    )
-    .await;
     let d = trip(&server, &rx).await;
 
     rx.set(Respond::Ok);
@@ -208,14 +196,8 @@ async fn a_failed_probe_suspends_again_for_double_the_time_capped_at_the_maximum
     // the base only needs the read to come within 1.5 s of the failure.
     let server = TestServer::start_with(|c| suspending(c, Duration::from_secs(2), ms(3500))).await;
     server.paired_session("s").await;
-    let rx = TestReceiver::start().await;
+    let rx = message_hook(&server, "s").await;
     rx.set(Respond::Status(500));
-    add_webhook(
-        &server,
-        "s",
-        json!({ "url": rx.url(), "events": ["message"] }),
-    )
-    .await;
     let d = trip(&server, &rx).await;
     let first = retry_in(&d);
     assert!(

@@ -4,8 +4,8 @@
 use serde_json::{Value, json};
 use switchboard_tests::TestServer;
 use switchboard_tests::receiver::{
-    Respond, TestReceiver, add_webhook, diagnostics, dlq, inbound, is_uuid, ms, quiet_period,
-    wait_for_dlq,
+    Respond, TestReceiver, add_webhook, diagnostics, dlq, inbound, is_uuid, message_hook, ms,
+    quiet_period, wait_for_dlq,
 };
 
 const HOOKS: &str = "/api/v1/sessions/s/webhooks";
@@ -307,13 +307,7 @@ async fn deleting_the_session_removes_its_webhooks_and_dead_letters() {
     assert!(dlq(&server, "s").await.is_empty(), "so did the DLQ");
     assert!(diagnostics(&server, "s").await.is_empty());
 
-    let fresh = TestReceiver::start().await;
-    add_webhook(
-        &server,
-        "s",
-        json!({ "url": fresh.url(), "events": ["message"] }),
-    )
-    .await;
+    let fresh = message_hook(&server, "s").await;
     inbound(&server, "s", "new life").await;
     fresh.wait_for(1).await;
     quiet_period().await;
@@ -329,14 +323,8 @@ async fn a_retry_still_pending_when_the_session_is_deleted_leaves_no_dead_letter
     })
     .await;
     server.paired_session("s").await;
-    let rx = TestReceiver::start().await;
+    let rx = message_hook(&server, "s").await;
     rx.set(Respond::Status(500));
-    add_webhook(
-        &server,
-        "s",
-        json!({ "url": rx.url(), "events": ["message"] }),
-    )
-    .await;
     inbound(&server, "s", "in flight").await;
     rx.wait_for(1).await;
 

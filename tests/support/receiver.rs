@@ -332,6 +332,18 @@ pub async fn add_webhook(server: &TestServer, session: &str, body: Value) -> Val
         .expect(201)
 }
 
+/// Starts a receiver and registers it on `session` for `message` events.
+pub async fn message_hook(server: &TestServer, session: &str) -> TestReceiver {
+    let rx = TestReceiver::start().await;
+    add_webhook(
+        server,
+        session,
+        serde_json::json!({ "url": rx.url(), "events": ["message"] }),
+    )
+    .await;
+    rx
+}
+
 /// Injects an inbound text from `15550001111` (a `message` event); returns its message id.
 pub async fn inbound(server: &TestServer, session: &str, text: &str) -> String {
     let body = server
