@@ -18,3 +18,7 @@ test:
 check:
     cargo fmt --all -- --check
     cargo clippy --workspace --all-targets --locked -- -D warnings
+
+# Benchmark the hot paths against ceilings measured in the same run (`just bench --quick`, or name sections: p1 … p5).
+bench *ARGS:
+    cargo run --locked --profile bench-fast -p switchboard-bench -- {{ARGS}}

@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 
 use crate::blast::config::BlastConfig;
 use crate::network::sim::SimConfig;
+use crate::network::whatsapp::{WhatsAppConfig, parse_version};
 use crate::plugins::config::PluginConfig;
 use crate::scheduler::config::ScheduleConfig;
 use crate::sessions::ReconnectConfig;
@@ -19,6 +20,8 @@ use crate::webhooks::config::{SecsList, WebhookConfig, parse_secs, parse_secs_li
 pub struct Config {
     /// Address to listen on.
     pub listen: SocketAddr,
+    /// A second address serving only `/metrics`, without a token.
+    pub metrics_listen: Option<SocketAddr>,
     /// Directory of the database and the generated token.
     pub data_dir: PathBuf,
     /// The API token; read from or generated into the data directory when unset.
@@ -41,6 +44,8 @@ pub struct Config {
     pub blasts: BlastConfig,
     /// Plugin sandbox knobs.
     pub plugins: PluginConfig,
+    /// Knobs of the `whatsapp` backend (used when it is built).
+    pub whatsapp: WhatsAppConfig,
 }
 
 impl Config {
@@ -48,6 +53,7 @@ impl Config {
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
         Self {
             listen: SocketAddr::from(([127, 0, 0, 1], 3451)),
+            metrics_listen: None,
             data_dir: data_dir.into(),
             api_token: None,
             network: "sim".into(),
@@ -59,9 +65,18 @@ impl Config {
             schedule: ScheduleConfig::default(),
             blasts: BlastConfig::default(),
             plugins: PluginConfig::default(),
+            whatsapp: WhatsAppConfig::default(),
         }
     }
 }
+
+/// The default network of new sessions: the real network when this build has
+/// it, else the simulated one.
+pub const DEFAULT_NETWORK: &str = if cfg!(feature = "whatsapp") {
+    "whatsapp"
+} else {
+    "sim"
+};
 
 /// Default request body limit: 144 MiB, room for the largest media (a 100 MiB
 /// document) as base64 inside JSON.
@@ -82,6 +97,10 @@ pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, env = "SWITCHBOARD_LISTEN", default_value = "127.0.0.1:3451")]
     pub listen: SocketAddr,
+    /// A second address that serves only /metrics, without a token (for
+    /// Prometheus on a private network); /metrics on --listen needs the token.
+    #[arg(long, env = "SWITCHBOARD_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
     /// Directory of the database and the generated API token.
     #[arg(long, env = "SWITCHBOARD_DATA_DIR", default_value = "./data")]
     pub data_dir: PathBuf,
@@ -89,9 +108,16 @@ pub struct ServeArgs {
     /// kept in <data-dir>/api-token (readable by the owner only).
     #[arg(long, env = "API_TOKEN", hide_env_values = true)]
     pub api_token: Option<String>,
-    /// Default network of new sessions.
-    #[arg(long, env = "SWITCHBOARD_NETWORK", default_value = "sim")]
+    /// Default network of new sessions (`whatsapp` when built with it, else `sim`).
+    #[arg(long, env = "SWITCHBOARD_NETWORK", default_value = DEFAULT_NETWORK)]
     pub network: String,
+    /// WhatsApp backend: the chat server's websocket URL (default: WhatsApp's own).
+    #[arg(long, env = "SWITCHBOARD_WHATSAPP_WS_URL")]
+    pub whatsapp_ws_url: Option<String>,
+    /// WhatsApp backend: the WhatsApp Web version to announce, like
+    /// 2.3000.1023456789 (default: fetched from web.whatsapp.com once a day).
+    #[arg(long, env = "SWITCHBOARD_WHATSAPP_VERSION", value_parser = parse_version)]
+    pub whatsapp_version: Option<(u32, u32, u32)>,
     /// Log filter: a level (`info`, `debug`) or a tracing directive list.
     #[arg(long, env = "SWITCHBOARD_LOG", default_value = "info")]
     pub log_level: String,
@@ -197,6 +223,13 @@ pub struct ServeArgs {
     /// Failed plugin calls in a row that quarantine the plugin.
     #[arg(long, env = "SWITCHBOARD_PLUGIN_QUARANTINE_AFTER", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
     pub plugin_quarantine_after: u32,
+    /// Directory to hot-load plugins from: each `<name>.toml` manifest names
+    /// a component and its bindings (see docs/plugins.md).
+    #[arg(long, env = "SWITCHBOARD_PLUGIN_DIR")]
+    pub plugin_dir: Option<PathBuf>,
+    /// How often the plugin directory is scanned for changes, in milliseconds.
+    #[arg(long, env = "SWITCHBOARD_PLUGIN_DIR_POLL_MS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub plugin_dir_poll_ms: u64,
 }
 
 impl ServeArgs {
@@ -204,6 +237,7 @@ impl ServeArgs {
     pub fn config(&self) -> Config {
         Config {
             listen: self.listen,
+            metrics_listen: self.metrics_listen,
             data_dir: self.data_dir.clone(),
             api_token: self.api_token.clone().filter(|t| !t.trim().is_empty()),
             network: self.network.clone(),
@@ -249,7 +283,16 @@ impl ServeArgs {
                     .unwrap_or(usize::MAX),
                 kv_cap_bytes: usize::try_from(self.plugin_kv_cap_kib << 10).unwrap_or(usize::MAX),
                 quarantine_after: self.plugin_quarantine_after,
+                dir: self.plugin_dir.clone(),
+                dir_poll: Duration::from_millis(self.plugin_dir_poll_ms),
                 ..PluginConfig::default()
+            },
+            whatsapp: WhatsAppConfig {
+                ws_url: self
+                    .whatsapp_ws_url
+                    .clone()
+                    .filter(|u| !u.trim().is_empty()),
+                version: self.whatsapp_version,
             },
         }
     }

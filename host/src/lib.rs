@@ -16,13 +16,18 @@
 //! - [`events`]: the event bus that fans envelopes out to subscribers
 //! - [`blast`]: paced bulk sends (blasts) and the one worker that sends them
 //! - [`plugins`]: sandboxed WebAssembly plugins (filters, transforms, blast endpoints)
+//! - [`metrics`]: Prometheus metrics; [`liveness`]: whether background workers run (`/readyz`)
+//! - [`cli`]: the command-line client (`switchboard sessions list`, …)
 
 pub mod api;
 pub mod blast;
+pub mod cli;
 pub mod config;
 pub mod domain;
 pub mod events;
+pub mod liveness;
 pub mod messages;
+pub mod metrics;
 pub mod network;
 pub mod plugins;
 pub mod scheduler;
@@ -35,3 +40,11 @@ pub mod webhooks;
 
 pub use config::Config;
 pub use server::{Running, start};
+
+/// Makes rustls's `ring` backend the process's crypto provider, which every
+/// HTTPS client of the gateway (webhook delivery, the command-line client,
+/// the `whatsapp` backend's media transfers) needs. Idempotent: a provider
+/// already installed stays.
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}

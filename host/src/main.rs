@@ -1,11 +1,15 @@
-//! The `switchboard` binary: `switchboard serve` runs the gateway.
+//! The `switchboard` binary: `switchboard serve` runs the gateway; the other
+//! commands (`sessions`, `send`, `webhooks`, `blasts`, `plugins`) are the
+//! command-line client of a running gateway (`switchboard::cli`).
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use switchboard::cli::{self, ClientCommand};
 use switchboard::config::ServeArgs;
 
-/// Self-hosted HTTP gateway to messaging-network sessions.
+/// Self-hosted HTTP gateway to messaging-network sessions, and its client.
 #[derive(Debug, Parser)]
 #[command(name = "switchboard", version, about)]
 struct Cli {
@@ -17,6 +21,8 @@ struct Cli {
 enum Command {
     /// Run the gateway.
     Serve(ServeArgs),
+    #[command(flatten)]
+    Client(ClientCommand),
 }
 
 #[tokio::main]
@@ -30,6 +36,18 @@ async fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Command::Client(command) => {
+            let mut stdout = std::io::stdout();
+            let result = cli::run(command, &mut stdout).await;
+            let _ = stdout.flush();
+            match result {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("switchboard: {e}");
+                    ExitCode::from(e.exit_code())
+                }
+            }
+        }
     }
 }
 

@@ -10,13 +10,13 @@ use anyhow::Context;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-use tower_http::trace::TraceLayer;
 
 use crate::api::{self, AppState};
 use crate::blast::Blasts;
 use crate::config::Config;
 use crate::events::EventBus;
 use crate::messages::SendCore;
+use crate::metrics::{Metrics, Sources};
 use crate::network::Network;
 use crate::network::sim::SimNetwork;
 use crate::plugins::Plugins;
@@ -34,6 +34,7 @@ pub struct Running {
     background_stop: CancellationToken,
     tasks: TaskTracker,
     server: JoinHandle<std::io::Result<()>>,
+    metrics_server: Option<(SocketAddr, JoinHandle<std::io::Result<()>>)>,
     sessions: Sessions,
     events: EventBus,
 }
@@ -63,6 +64,11 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
     if let Some(sim) = &sim {
         networks.push(Arc::new(sim.clone()));
     }
+    #[cfg(feature = "whatsapp")]
+    networks.push(Arc::new(crate::network::whatsapp::WhatsAppNetwork::new(
+        store.clone(),
+        config.whatsapp.clone(),
+    )));
     if !networks.iter().any(|n| n.name() == config.network) {
         let available: Vec<_> = networks.iter().map(|n| n.name()).collect();
         anyhow::bail!(
@@ -91,6 +97,11 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
         tasks.clone(),
     )
     .context("could not start webhook delivery")?;
+    webhooks.set_scoped_filter(Arc::new(plugins.clone()));
+    // Before serving: the directory's plugins are in place when the API answers.
+    plugins
+        .watch_directory(background_stop.clone(), &tasks)
+        .await;
     events.add_subscriber(Arc::new(webhooks.clone()));
     // Subscribed before sessions are restored, so no `connected` is missed.
     let send = SendCore::new(sessions.clone(), store.clone()).with_plugins(plugins.clone());
@@ -121,6 +132,14 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
         Some(plugins.clone()),
     );
     events.add_subscriber(blasts.waker());
+    let metrics = Metrics::new(Sources {
+        store: store.clone(),
+        sessions: sessions.clone(),
+        events: events.clone(),
+        webhooks: webhooks.clone(),
+        blasts: blasts.clone(),
+        plugins: plugins.clone(),
+    });
     let state = AppState {
         send,
         scheduler,
@@ -133,8 +152,9 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
         shutdown: http_stop.clone(),
         webhooks,
         plugins,
+        metrics: metrics.clone(),
     };
-    let app = api::router(state, config.max_body_bytes).layer(TraceLayer::new_for_http());
+    let app = api::router(state, config.max_body_bytes);
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("could not listen on {}", config.listen))?;
@@ -144,6 +164,10 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
             .with_graceful_shutdown(http_stop.clone().cancelled_owned())
             .into_future(),
     );
+    let metrics_server = match config.metrics_listen {
+        Some(at) => Some(serve_metrics(at, metrics, http_stop.clone()).await?),
+        None => None,
+    };
     tracing::info!(%addr, data_dir = %config.data_dir.display(), sessions = restored, "switchboard listening");
     Ok(Running {
         addr,
@@ -152,9 +176,29 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
         background_stop,
         tasks,
         server,
+        metrics_server,
         sessions,
         events,
     })
+}
+
+/// Serves `/metrics` alone, without a token, on its own address.
+async fn serve_metrics(
+    at: SocketAddr,
+    metrics: Metrics,
+    stop: CancellationToken,
+) -> anyhow::Result<(SocketAddr, JoinHandle<std::io::Result<()>>)> {
+    let listener = tokio::net::TcpListener::bind(at)
+        .await
+        .with_context(|| format!("could not listen for metrics on {at}"))?;
+    let addr = listener.local_addr()?;
+    let server = tokio::spawn(
+        axum::serve(listener, api::metrics::standalone(metrics))
+            .with_graceful_shutdown(stop.cancelled_owned())
+            .into_future(),
+    );
+    tracing::info!(%addr, "metrics listening (no token)");
+    Ok((addr, server))
 }
 
 fn announce_token(token: &str, source: &TokenSource) {
@@ -184,6 +228,11 @@ impl Running {
         format!("http://{}", self.addr)
     }
 
+    /// The address of the separate metrics listener, when configured.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics_server.as_ref().map(|(addr, _)| *addr)
+    }
+
     /// The API token in use.
     pub fn api_token(&self) -> &str {
         &self.token
@@ -199,6 +248,12 @@ impl Running {
     pub async fn shutdown(self) -> anyhow::Result<()> {
         self.http_stop.cancel();
         let served = self.server.await.context("the HTTP server task failed")?;
+        if let Some((_, metrics)) = self.metrics_server {
+            metrics
+                .await
+                .context("the metrics server task failed")?
+                .context("the metrics server failed")?;
+        }
         self.sessions.shutdown().await;
         self.background_stop.cancel();
         self.tasks.close();

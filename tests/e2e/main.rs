@@ -41,3 +41,5 @@ mod webhook_dlq;
 mod webhook_signature;
 mod webhook_suspension;
 mod webhooks;
+#[cfg(feature = "whatsapp")]
+mod whatsapp;

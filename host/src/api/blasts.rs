@@ -52,14 +52,15 @@ impl From<BlastError> for ApiError {
 }
 
 /// `?status=` of the job listings.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct JobQuery {
     session: Option<String>,
     status: Option<String>,
 }
 
 /// `?status=&limit=&offset=` of the recipient listing.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 struct RecipientQuery {
     status: Option<String>,
     limit: Option<i64>,
@@ -88,6 +89,19 @@ fn jobs(jobs: &[BlastJob]) -> Json<Value> {
     Json(json!({ "count": views.len(), "jobs": views }))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/sessions/{id}/blast",
+    operation_id = "blasts_create",
+    tag = "blasts",
+    summary = "Create a blast: one message to many recipients",
+    params(crate::api::openapi::common::SessionPath),
+    request_body = BlastRequest,
+    responses(
+        (status = 201, body = crate::api::openapi::answers::BlastCreated),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn create(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -105,6 +119,18 @@ async fn create(
     ))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/sessions/{id}/blasts",
+    operation_id = "blasts_list_session",
+    tag = "blasts",
+    summary = "A session's blast jobs",
+    params(crate::api::openapi::common::SessionPath, JobQuery),
+    responses(
+        (status = 200, body = crate::api::openapi::answers::BlastJobList),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn list_session(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -115,6 +141,18 @@ async fn list_session(
     Ok(jobs(&state.blasts.list(Some(&id), status)?))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/blasts",
+    operation_id = "blasts_list_all",
+    tag = "blasts",
+    summary = "Every blast job of the gateway",
+    params(JobQuery),
+    responses(
+        (status = 200, body = crate::api::openapi::answers::BlastJobList),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn list_all(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<JobQuery>,
@@ -128,6 +166,18 @@ async fn list_all(
     Ok(jobs(&state.blasts.list(session, status)?))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/sessions/{id}/blasts/{job}",
+    operation_id = "blasts_get_one",
+    tag = "blasts",
+    summary = "A blast job",
+    params(crate::api::openapi::common::BlastPath),
+    responses(
+        (status = 200, body = crate::api::openapi::answers::BlastJobView),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn get_one(
     State(state): State<AppState>,
     ApiPath((id, job)): ApiPath<(String, String)>,
@@ -135,6 +185,18 @@ async fn get_one(
     Ok(Json(state.blasts.get(&id, &job)?.view()))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/sessions/{id}/blasts/{job}/recipients",
+    operation_id = "blasts_recipients",
+    tag = "blasts",
+    summary = "A page of a job's recipients",
+    params(crate::api::openapi::common::BlastPath, RecipientQuery),
+    responses(
+        (status = 200, body = crate::api::openapi::answers::BlastRecipientList),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn recipients(
     State(state): State<AppState>,
     ApiPath((id, job)): ApiPath<(String, String)>,
@@ -155,6 +217,18 @@ async fn recipients(
     Ok(Json(json!({ "count": views.len(), "recipients": views })))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/sessions/{id}/blasts/{job}/cancel",
+    operation_id = "blasts_cancel",
+    tag = "blasts",
+    summary = "Cancel a job",
+    params(crate::api::openapi::common::BlastPath),
+    responses(
+        (status = 200, body = crate::api::openapi::answers::BlastJobView),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn cancel(
     State(state): State<AppState>,
     ApiPath((id, job)): ApiPath<(String, String)>,
@@ -162,6 +236,18 @@ async fn cancel(
     Ok(Json(state.blasts.cancel(&id, &job)?.view()))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/sessions/{id}/blasts/{job}/retry",
+    operation_id = "blasts_retry",
+    tag = "blasts",
+    summary = "Retry a job's dead-lettered and failed recipients",
+    params(crate::api::openapi::common::BlastPath),
+    responses(
+        (status = 200, body = crate::api::openapi::answers::BlastJobView),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn retry(
     State(state): State<AppState>,
     ApiPath((id, job)): ApiPath<(String, String)>,

@@ -69,13 +69,26 @@ pub(super) fn checked_list<T: PartialEq>(
 }
 
 /// Query of `GET …/contacts`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct ListQuery {
     q: Option<String>,
     limit: Option<i64>,
     offset: Option<i64>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/sessions/{id}/contacts",
+    operation_id = "contacts_list",
+    tag = "contacts",
+    summary = "Search the session's contact directory",
+    params(crate::api::openapi::common::SessionPath, ListQuery),
+    responses(
+        (status = 200, body = crate::api::openapi::answers::ContactPage),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn list(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -97,12 +110,26 @@ async fn list(
 }
 
 /// Body of `POST …/contacts/check`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = PhoneCheckIn)]
 struct CheckIn {
     phones: Vec<String>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/sessions/{id}/contacts/check",
+    operation_id = "contacts_check",
+    tag = "contacts",
+    summary = "Which phone numbers have an account",
+    params(crate::api::openapi::common::SessionPath),
+    request_body = CheckIn,
+    responses(
+        (status = 200, body = crate::api::openapi::answers::PhoneChecks),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn check(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -129,12 +156,26 @@ async fn check(
 }
 
 /// Body of `POST …/contacts/info`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = ContactInfoIn)]
 struct InfoIn {
     jid: String,
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/sessions/{id}/contacts/info",
+    operation_id = "contacts_info",
+    tag = "contacts",
+    summary = "A contact's info from the network",
+    params(crate::api::openapi::common::SessionPath),
+    request_body = InfoIn,
+    responses(
+        (status = 200, body = crate::network::contacts::ContactInfo),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn info(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -147,6 +188,18 @@ async fn info(
     Ok(Json(json!(info)))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/sessions/{id}/contacts/{jid}/picture",
+    operation_id = "contacts_picture",
+    tag = "contacts",
+    summary = "A contact's profile picture",
+    params(crate::api::openapi::common::SessionJidPath),
+    responses(
+        (status = 200, body = crate::network::contacts::ProfilePicture),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn picture(
     State(state): State<AppState>,
     ApiPath((id, jid)): ApiPath<(String, String)>,
@@ -164,12 +217,26 @@ async fn picture(
 }
 
 /// Body of `POST …/contacts/users`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = UserInfoIn)]
 struct UsersIn {
     jids: Vec<String>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/sessions/{id}/contacts/users",
+    operation_id = "contacts_users",
+    tag = "contacts",
+    summary = "User info for several JIDs",
+    params(crate::api::openapi::common::SessionPath),
+    request_body = UsersIn,
+    responses(
+        (status = 200, body = crate::api::openapi::answers::UserInfos),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn users(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,

@@ -117,6 +117,9 @@ impl From<NetworkError> for ApiError {
                 Self::new(StatusCode::UNPROCESSABLE_ENTITY, "network_rejected", msg)
             }
             NetworkError::Failed(_) => Self::new(StatusCode::BAD_GATEWAY, "network_error", msg),
+            NetworkError::NotSupported(_) => {
+                Self::new(StatusCode::NOT_IMPLEMENTED, "not_supported_by_network", msg)
+            }
         }
     }
 }

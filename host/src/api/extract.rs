@@ -155,7 +155,8 @@ impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiPath
 }
 
 /// `limit`/`offset` paging: limit defaults to 100 and is clamped to 1..=1000.
-#[derive(Debug, Clone, Copy, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct Paging {
     /// Page size.
     pub limit: Option<i64>,

@@ -138,6 +138,18 @@ fn user_jids(values: &[String], may_be_empty: bool) -> ApiResult<Vec<Jid>> {
         .collect()
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/sessions/{id}/groups",
+    operation_id = "groups_list",
+    tag = "groups",
+    summary = "The groups the session's account is in",
+    params(crate::api::openapi::common::SessionPath),
+    responses(
+        (status = 200, body = crate::api::openapi::answers::GroupList),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn list(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -148,8 +160,9 @@ async fn list(
 }
 
 /// Body of Create Group.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = CreateGroupIn)]
 struct CreateIn {
     name: String,
     participants: Vec<String>,
@@ -158,6 +171,19 @@ struct CreateIn {
     member_link_mode: Option<MemberLinkMode>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/sessions/{id}/groups",
+    operation_id = "groups_create",
+    tag = "groups",
+    summary = "Create a group",
+    params(crate::api::openapi::common::SessionPath),
+    request_body = CreateIn,
+    responses(
+        (status = 201, body = crate::api::openapi::answers::GroupCreated),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn create(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -182,6 +208,18 @@ async fn create(
     Ok((StatusCode::CREATED, Json(answer)))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/sessions/{id}/groups/{group}",
+    operation_id = "groups_get_group",
+    tag = "groups",
+    summary = "A group's summary",
+    params(crate::api::openapi::common::GroupPath),
+    responses(
+        (status = 200, body = crate::domain::group::Group),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn get_group(
     State(state): State<AppState>,
     ApiPath((id, group)): ApiPath<(String, String)>,
@@ -192,6 +230,18 @@ async fn get_group(
     Ok(Json((&info).into()))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/sessions/{id}/groups/{group}/info",
+    operation_id = "groups_info",
+    tag = "groups",
+    summary = "A group with its participants and settings",
+    params(crate::api::openapi::common::GroupPath),
+    responses(
+        (status = 200, body = crate::domain::group::GroupInfo),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn info(
     State(state): State<AppState>,
     ApiPath((id, group)): ApiPath<(String, String)>,
@@ -206,12 +256,26 @@ fn success() -> Json<Value> {
 }
 
 /// Body of Set Group Subject.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = GroupSubjectIn)]
 struct SubjectIn {
     subject: String,
 }
 
+#[utoipa::path(
+    put,
+    path = "/api/v1/sessions/{id}/groups/{group}/subject",
+    operation_id = "groups_subject",
+    tag = "groups",
+    summary = "Rename a group",
+    params(crate::api::openapi::common::GroupPath),
+    request_body = SubjectIn,
+    responses(
+        (status = 200, body = crate::api::openapi::common::Success),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn subject(
     State(state): State<AppState>,
     ApiPath((id, group)): ApiPath<(String, String)>,
@@ -232,8 +296,9 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D:
 }
 
 /// Body of Set Group Description.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = GroupDescriptionIn)]
 struct DescriptionIn {
     #[serde(default, deserialize_with = "present")]
     description: Option<Option<String>>,
@@ -241,6 +306,19 @@ struct DescriptionIn {
     prev_id: Option<String>,
 }
 
+#[utoipa::path(
+    put,
+    path = "/api/v1/sessions/{id}/groups/{group}/description",
+    operation_id = "groups_description",
+    tag = "groups",
+    summary = "Set or delete a group's description",
+    params(crate::api::openapi::common::GroupPath),
+    request_body = DescriptionIn,
+    responses(
+        (status = 200, body = crate::api::openapi::common::Success),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn description(
     State(state): State<AppState>,
     ApiPath((id, group)): ApiPath<(String, String)>,
@@ -263,6 +341,19 @@ async fn description(
     Ok(success())
 }
 
+#[utoipa::path(
+    put,
+    path = "/api/v1/sessions/{id}/groups/{group}/settings",
+    operation_id = "groups_settings",
+    tag = "groups",
+    summary = "Change a group's settings",
+    params(crate::api::openapi::common::GroupPath),
+    request_body = SettingsUpdate,
+    responses(
+        (status = 200, body = crate::api::openapi::common::Success),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn settings(
     State(state): State<AppState>,
     ApiPath((id, group)): ApiPath<(String, String)>,
@@ -275,6 +366,18 @@ async fn settings(
     Ok(success())
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/sessions/{id}/groups/{group}/leave",
+    operation_id = "groups_leave",
+    tag = "groups",
+    summary = "Leave a group",
+    params(crate::api::openapi::common::GroupPath),
+    responses(
+        (status = 200, body = crate::api::openapi::common::Success),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn leave(
     State(state): State<AppState>,
     ApiPath((id, group)): ApiPath<(String, String)>,
@@ -286,8 +389,9 @@ async fn leave(
 }
 
 /// Body of the participant and admin routes.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = GroupParticipantsIn)]
 struct ParticipantsIn {
     participants: Vec<String>,
 }
@@ -305,6 +409,19 @@ fn participants_request(
     Ok((operable(state, id)?, group, users))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/sessions/{id}/groups/{group}/participants",
+    operation_id = "groups_add_participants",
+    tag = "groups",
+    summary = "Add participants",
+    params(crate::api::openapi::common::GroupPath),
+    request_body = ParticipantsIn,
+    responses(
+        (status = 200, body = crate::api::openapi::answers::ParticipantResults),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn add_participants(
     State(state): State<AppState>,
     ApiPath((id, group)): ApiPath<(String, String)>,
@@ -315,6 +432,19 @@ async fn add_participants(
     Ok(Json(json!({ "results": results })))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/api/v1/sessions/{id}/groups/{group}/participants",
+    operation_id = "groups_remove_participants",
+    tag = "groups",
+    summary = "Remove participants",
+    params(crate::api::openapi::common::GroupPath),
+    request_body = ParticipantsIn,
+    responses(
+        (status = 200, body = crate::api::openapi::answers::ParticipantResults),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn remove_participants(
     State(state): State<AppState>,
     ApiPath((id, group)): ApiPath<(String, String)>,
@@ -325,6 +455,19 @@ async fn remove_participants(
     Ok(Json(json!({ "results": results })))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/sessions/{id}/groups/{group}/admins",
+    operation_id = "groups_promote",
+    tag = "groups",
+    summary = "Make participants admins",
+    params(crate::api::openapi::common::GroupPath),
+    request_body = ParticipantsIn,
+    responses(
+        (status = 200, body = crate::api::openapi::common::Success),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn promote(
     State(state): State<AppState>,
     ApiPath((id, group)): ApiPath<(String, String)>,
@@ -335,6 +478,19 @@ async fn promote(
     Ok(success())
 }
 
+#[utoipa::path(
+    delete,
+    path = "/api/v1/sessions/{id}/groups/{group}/admins",
+    operation_id = "groups_demote",
+    tag = "groups",
+    summary = "Take admin rights away",
+    params(crate::api::openapi::common::GroupPath),
+    request_body = ParticipantsIn,
+    responses(
+        (status = 200, body = crate::api::openapi::common::Success),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn demote(
     State(state): State<AppState>,
     ApiPath((id, group)): ApiPath<(String, String)>,
@@ -346,13 +502,26 @@ async fn demote(
 }
 
 /// Query of the invite-link route.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 struct InviteQuery {
     #[serde(default)]
     reset: bool,
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/sessions/{id}/groups/{group}/invite-link",
+    operation_id = "groups_invite_link",
+    tag = "groups",
+    summary = "The group's invite link (`reset=true` makes a new one)",
+    params(crate::api::openapi::common::GroupPath, InviteQuery),
+    responses(
+        (status = 200, body = crate::api::openapi::answers::InviteLink),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn invite_link(
     State(state): State<AppState>,
     ApiPath((id, group)): ApiPath<(String, String)>,

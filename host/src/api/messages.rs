@@ -22,6 +22,21 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/sessions/{id}/messages/{kind}", post(send))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/sessions/{id}/messages/{kind}",
+    operation_id = "messages_send",
+    tag = "messages",
+    summary = "Send a message of one kind, now or at `send_at`",
+    description = "The body's shape depends on `kind` (one of the `Send*` schemas); every body has `to` and may have `send_at` (ISO-8601): a future `send_at` stores the send and answers 202.",
+    params(crate::api::openapi::common::SendPath),
+    request_body(content = crate::api::openapi::send_bodies::SendBody, description = "The body of the kind named in the path."),
+    responses(
+        (status = 200, description = "Sent.", body = crate::api::openapi::answers::SentOut),
+        (status = 202, description = "Scheduled for `send_at`.", body = crate::api::openapi::answers::ScheduledAccepted),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn send(
     State(state): State<AppState>,
     ApiPath((id, kind)): ApiPath<(String, String)>,
@@ -56,6 +71,18 @@ async fn send(
     ))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/sessions/{id}/messages",
+    operation_id = "messages_list",
+    tag = "messages",
+    summary = "A session's stored messages, newest first",
+    params(crate::api::openapi::common::SessionPath, crate::api::extract::Paging),
+    responses(
+        (status = 200, body = crate::api::openapi::answers::MessageList),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn list(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,

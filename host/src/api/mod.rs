@@ -3,13 +3,17 @@
 
 pub mod auth;
 mod blasts;
+mod console;
 mod contacts;
 pub mod error;
 pub mod extract;
 mod groups;
 mod health;
 mod messages;
+pub mod metrics;
+pub mod openapi;
 mod plugins;
+pub mod request_id;
 mod scheduled;
 mod session_ops;
 mod sessions;
@@ -25,12 +29,14 @@ use std::sync::Arc;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
-use axum::middleware::from_fn_with_state;
+use axum::middleware::{from_fn, from_fn_with_state};
 use tokio_util::sync::CancellationToken;
+use tower_http::trace::TraceLayer;
 
 use crate::blast::Blasts;
 use crate::events::EventBus;
 use crate::messages::SendCore;
+use crate::metrics::Metrics;
 use crate::network::sim::SimNetwork;
 use crate::plugins::Plugins;
 use crate::scheduler::Scheduler;
@@ -65,6 +71,8 @@ pub struct AppState {
     pub webhooks: Webhooks,
     /// The plugin registry.
     pub plugins: Plugins,
+    /// The metrics registry (`/metrics`, and the HTTP middleware records into it).
+    pub metrics: Metrics,
 }
 
 /// The whole application: public health routes, the authenticated `/api/v1`
@@ -80,7 +88,8 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .merge(session_ops::routes())
         .merge(stream::routes())
         .merge(webhooks::routes())
-        .merge(plugins::routes());
+        .merge(plugins::routes())
+        .merge(metrics::routes());
     if state.sim.is_some() {
         api = api
             .merge(sim::routes())
@@ -91,10 +100,17 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
     let api = api.route_layer(from_fn_with_state(state.clone(), auth::require_token));
     Router::new()
         .merge(health::routes())
+        .merge(console::routes())
+        .merge(openapi::routes())
         .merge(api)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(max_body_bytes))
+        // Innermost first: metrics see the matched route; the trace and every
+        // log line of the request sit inside the request-id span.
+        .layer(from_fn_with_state(state.metrics.clone(), metrics::track))
+        .layer(TraceLayer::new_for_http())
+        .layer(from_fn(request_id::assign))
         .with_state(state)
 }
 

@@ -6,7 +6,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Json;
-use axum::routing::{post, put};
+use axum::routing::{get, post, put};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -19,6 +19,7 @@ use crate::plugins::{BindingIn, PluginError, PluginView, Plugins};
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/api/v1/plugins", post(upload).get(list))
+        .route("/api/v1/plugins/directory", get(directory))
         .route(
             "/api/v1/plugins/bindings",
             post(create_binding).get(list_bindings),
@@ -42,12 +43,14 @@ impl From<PluginError> for ApiError {
             PluginError::BindingNotFound(_) => ApiError::not_found("binding_not_found", msg),
             PluginError::Load(l) => ApiError::bad_request(l.code(), msg),
             PluginError::Invalid { .. } => ApiError::bad_request("invalid_field", msg),
+            PluginError::Managed(_) => ApiError::conflict("managed_by_directory", msg),
             PluginError::Store(s) => s.into(),
         }
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct UploadQuery {
     name: Option<String>,
 }
@@ -74,6 +77,19 @@ fn non_empty(bytes: &Bytes) -> ApiResult<()> {
     Ok(())
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/plugins",
+    operation_id = "plugins_upload",
+    tag = "plugins",
+    summary = "Upload a plugin (a WebAssembly component)",
+    params(UploadQuery),
+    request_body(content = Vec<u8>, content_type = "application/wasm", description = "The component's bytes (a WebAssembly component for wasm32-wasip2)."),
+    responses(
+        (status = 201, body = PluginView),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn upload(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<UploadQuery>,
@@ -84,11 +100,49 @@ async fn upload(
     Ok((StatusCode::CREATED, Json(view)))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/plugins",
+    operation_id = "plugins_list",
+    tag = "plugins",
+    summary = "Every plugin",
+    responses(
+        (status = 200, body = crate::api::openapi::answers::PluginList),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn list(State(state): State<AppState>) -> Json<Value> {
     let plugins = state.plugins.list();
     Json(json!({ "count": plugins.len(), "plugins": plugins }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/plugins/directory",
+    operation_id = "plugins_directory",
+    tag = "plugins",
+    summary = "The plugin directory and its manifests",
+    responses(
+        (status = 200, body = crate::plugins::directory::DirectoryView),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
+async fn directory(State(state): State<AppState>) -> Json<Value> {
+    Json(json!(state.plugins.directory()))
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/v1/plugins/{id}",
+    operation_id = "plugins_get_one",
+    tag = "plugins",
+    summary = "A plugin",
+    params(crate::api::openapi::common::PluginPath),
+    responses(
+        (status = 200, body = PluginView),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn get_one(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -96,6 +150,19 @@ async fn get_one(
     Ok(Json(state.plugins.get(&id)?))
 }
 
+#[utoipa::path(
+    put,
+    path = "/api/v1/plugins/{id}",
+    operation_id = "plugins_replace",
+    tag = "plugins",
+    summary = "Replace a plugin's component in place",
+    params(crate::api::openapi::common::PluginPath),
+    request_body(content = Vec<u8>, content_type = "application/wasm", description = "The component's bytes (a WebAssembly component for wasm32-wasip2)."),
+    responses(
+        (status = 200, body = PluginView),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn replace(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -106,6 +173,18 @@ async fn replace(
     Ok(Json(view))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/api/v1/plugins/{id}",
+    operation_id = "plugins_remove",
+    tag = "plugins",
+    summary = "Delete a plugin and its bindings",
+    params(crate::api::openapi::common::PluginPath),
+    responses(
+        (status = 200, body = crate::api::openapi::common::SuccessMessage),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn remove(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -116,6 +195,18 @@ async fn remove(
     ))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/plugins/{id}/enable",
+    operation_id = "plugins_enable",
+    tag = "plugins",
+    summary = "Re-enable a quarantined plugin",
+    params(crate::api::openapi::common::PluginPath),
+    responses(
+        (status = 200, body = PluginView),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn enable(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -123,6 +214,18 @@ async fn enable(
     Ok(Json(state.plugins.enable(&id)?))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/plugins/bindings",
+    operation_id = "plugins_create_binding",
+    tag = "plugins",
+    summary = "Bind a plugin to a hook",
+    request_body = BindingIn,
+    responses(
+        (status = 201, body = crate::plugins::model::Binding),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn create_binding(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<BindingIn>,
@@ -131,11 +234,35 @@ async fn create_binding(
     Ok((StatusCode::CREATED, Json(json!(b))))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/plugins/bindings",
+    operation_id = "plugins_list_bindings",
+    tag = "plugins",
+    summary = "Every binding",
+    responses(
+        (status = 200, body = crate::api::openapi::answers::BindingList),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn list_bindings(State(state): State<AppState>) -> ApiResult<Json<Value>> {
     let b = state.plugins.bindings()?;
     Ok(Json(json!({ "count": b.len(), "bindings": b })))
 }
 
+#[utoipa::path(
+    put,
+    path = "/api/v1/plugins/bindings/{id}",
+    operation_id = "plugins_update_binding",
+    tag = "plugins",
+    summary = "Replace a binding",
+    params(crate::api::openapi::common::PluginPath),
+    request_body = BindingIn,
+    responses(
+        (status = 200, body = crate::plugins::model::Binding),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn update_binding(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -144,6 +271,18 @@ async fn update_binding(
     Ok(Json(json!(state.plugins.put_binding(Some(&id), body)?)))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/api/v1/plugins/bindings/{id}",
+    operation_id = "plugins_delete_binding",
+    tag = "plugins",
+    summary = "Delete a binding",
+    params(crate::api::openapi::common::PluginPath),
+    responses(
+        (status = 200, body = crate::api::openapi::common::SuccessMessage),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn delete_binding(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,

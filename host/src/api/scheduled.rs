@@ -65,8 +65,8 @@ pub fn schedule(
 }
 
 /// A scheduled send as the API shows it.
-#[derive(Debug, Serialize)]
-struct ScheduledOut {
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub(crate) struct ScheduledOut {
     scheduled_id: String,
     session_id: String,
     kind: String,
@@ -104,7 +104,8 @@ impl From<ScheduledSend> for ScheduledOut {
 }
 
 /// Query of the listings.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct ListQuery {
     /// Comma-separated statuses.
     status: Option<String>,
@@ -160,6 +161,18 @@ fn page(sends: Vec<ScheduledSend>, limit: usize, offset: usize) -> Json<Value> {
     Json(json!({ "scheduled": sends, "count": sends.len(), "limit": limit, "offset": offset }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/sessions/{id}/scheduled",
+    operation_id = "scheduled_list",
+    tag = "scheduled",
+    summary = "A session's scheduled sends",
+    params(crate::api::openapi::common::SessionPath, ListQuery),
+    responses(
+        (status = 200, body = crate::api::openapi::answers::ScheduledList),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn list(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -178,6 +191,18 @@ async fn list(
     Ok(page(sends, limit, offset))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/scheduled",
+    operation_id = "scheduled_list_all",
+    tag = "scheduled",
+    summary = "Every scheduled send of the gateway",
+    params(ListQuery),
+    responses(
+        (status = 200, body = crate::api::openapi::answers::ScheduledList),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn list_all(
     State(state): State<AppState>,
     ApiQuery(query): ApiQuery<ListQuery>,
@@ -189,6 +214,18 @@ async fn list_all(
     Ok(page(sends, limit, offset))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/sessions/{id}/scheduled/{scheduled_id}",
+    operation_id = "scheduled_get_one",
+    tag = "scheduled",
+    summary = "A scheduled send",
+    params(crate::api::openapi::common::ScheduledPath),
+    responses(
+        (status = 200, body = ScheduledOut),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn get_one(
     State(state): State<AppState>,
     ApiPath((id, scheduled_id)): ApiPath<(String, String)>,
@@ -197,6 +234,18 @@ async fn get_one(
     Ok(Json(state.scheduler.get(&id, &scheduled_id)?.into()))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/api/v1/sessions/{id}/scheduled/{scheduled_id}",
+    operation_id = "scheduled_cancel",
+    tag = "scheduled",
+    summary = "Cancel a scheduled send",
+    params(crate::api::openapi::common::ScheduledPath),
+    responses(
+        (status = 200, body = ScheduledOut),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn cancel(
     State(state): State<AppState>,
     ApiPath((id, scheduled_id)): ApiPath<(String, String)>,

@@ -40,8 +40,9 @@ pub fn routes() -> Router<AppState> {
 }
 
 /// Body of `POST …/spam/report`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = SpamReportIn)]
 struct SpamIn {
     message_id: String,
     message_timestamp: f64,
@@ -108,6 +109,19 @@ fn spam_report(b: SpamIn) -> ApiResult<SpamReport> {
     })
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/sessions/{id}/spam/report",
+    operation_id = "session_ops_report_spam",
+    tag = "session-ops",
+    summary = "Report a message as spam",
+    params(crate::api::openapi::common::SessionPath),
+    request_body = SpamIn,
+    responses(
+        (status = 200, body = crate::api::openapi::answers::SpamReported),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn report_spam(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -121,12 +135,26 @@ async fn report_spam(
 }
 
 /// Body of `POST …/tctoken/issue`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = IssueTokensIn)]
 struct IssueIn {
     jids: Vec<String>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/sessions/{id}/tctoken/issue",
+    operation_id = "session_ops_issue_tokens",
+    tag = "session-ops",
+    summary = "Issue trust tokens to contacts",
+    params(crate::api::openapi::common::SessionPath),
+    request_body = IssueIn,
+    responses(
+        (status = 200, body = crate::api::openapi::answers::IssuedTokens),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn issue_tokens(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -139,6 +167,18 @@ async fn issue_tokens(
     Ok(Json(json!({ "tokens": tokens })))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/sessions/{id}/tctoken/{jid}",
+    operation_id = "session_ops_get_token",
+    tag = "session-ops",
+    summary = "The trust token held from a contact",
+    params(crate::api::openapi::common::SessionJidPath),
+    responses(
+        (status = 200, body = crate::api::openapi::answers::TokenLookup),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn get_token(
     State(state): State<AppState>,
     ApiPath((id, jid)): ApiPath<(String, String)>,
@@ -164,6 +204,18 @@ async fn get_token(
     Ok(Json(body))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/sessions/{id}/tctoken/list",
+    operation_id = "session_ops_list_tokens",
+    tag = "session-ops",
+    summary = "The JIDs the session holds a trust token from",
+    params(crate::api::openapi::common::SessionPath),
+    responses(
+        (status = 200, body = crate::api::openapi::answers::TokenJids),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn list_tokens(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -172,6 +224,18 @@ async fn list_tokens(
     Ok(Json(json!({ "jids": jids })))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/api/v1/sessions/{id}/tctoken/expired",
+    operation_id = "session_ops_prune_tokens",
+    tag = "session-ops",
+    summary = "Remove expired trust tokens",
+    params(crate::api::openapi::common::SessionPath),
+    responses(
+        (status = 200, body = crate::api::openapi::answers::TokensPruned),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn prune_tokens(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -180,6 +244,18 @@ async fn prune_tokens(
     Ok(Json(json!({ "pruned_count": pruned })))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/sessions/{id}/reconnect",
+    operation_id = "session_ops_get_reconnect",
+    tag = "session-ops",
+    summary = "Auto-reconnect state",
+    params(crate::api::openapi::common::SessionPath),
+    responses(
+        (status = 200, body = crate::sessions::reconnect::ReconnectStatus),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn get_reconnect(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -188,12 +264,26 @@ async fn get_reconnect(
 }
 
 /// Body of `PUT …/reconnect`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = ReconnectSettingIn)]
 struct ReconnectIn {
     enabled: bool,
 }
 
+#[utoipa::path(
+    put,
+    path = "/api/v1/sessions/{id}/reconnect",
+    operation_id = "session_ops_set_reconnect",
+    tag = "session-ops",
+    summary = "Turn auto-reconnect on or off",
+    params(crate::api::openapi::common::SessionPath),
+    request_body = ReconnectIn,
+    responses(
+        (status = 200, body = crate::sessions::reconnect::ReconnectStatus),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn set_reconnect(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -203,6 +293,18 @@ async fn set_reconnect(
     Ok(Json(json!(status)))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/sessions/{id}/history-sync",
+    operation_id = "session_ops_get_history_sync",
+    tag = "session-ops",
+    summary = "Whether history sync is skipped",
+    params(crate::api::openapi::common::SessionPath),
+    responses(
+        (status = 200, body = crate::api::openapi::answers::HistorySync),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn get_history_sync(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -212,12 +314,26 @@ async fn get_history_sync(
 }
 
 /// Body of `PUT …/history-sync`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = HistorySyncIn)]
 struct HistorySyncIn {
     skip: bool,
 }
 
+#[utoipa::path(
+    put,
+    path = "/api/v1/sessions/{id}/history-sync",
+    operation_id = "session_ops_set_history_sync",
+    tag = "session-ops",
+    summary = "Skip history sync or not",
+    params(crate::api::openapi::common::SessionPath),
+    request_body = HistorySyncIn,
+    responses(
+        (status = 200, body = crate::api::openapi::answers::HistorySync),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn set_history_sync(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -228,8 +344,9 @@ async fn set_history_sync(
 }
 
 /// Body of `POST …/appstate/resync`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = AppStateResyncIn)]
 struct ResyncIn {
     collections: Vec<String>,
     mode: Option<String>,
@@ -271,6 +388,19 @@ fn resync_request(b: &ResyncIn) -> ApiResult<(Vec<Collection>, ResyncMode)> {
     Ok((collections, mode))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/sessions/{id}/appstate/resync",
+    operation_id = "session_ops_resync",
+    tag = "session-ops",
+    summary = "Resync app-state collections",
+    params(crate::api::openapi::common::SessionPath),
+    request_body = ResyncIn,
+    responses(
+        (status = 200, body = crate::network::account::ResyncSummary),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn resync(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,

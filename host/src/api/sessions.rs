@@ -30,7 +30,7 @@ pub fn routes() -> Router<AppState> {
 }
 
 /// Body of `POST /api/v1/sessions`; every field is optional.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateSessionIn {
     /// The session id; a UUID is generated when absent.
@@ -44,7 +44,7 @@ pub struct CreateSessionIn {
 }
 
 /// A session as the API shows it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct SessionOut {
     /// The session id.
     pub id: String,
@@ -92,6 +92,18 @@ impl From<SessionInfo> for SessionOut {
     }
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/sessions",
+    operation_id = "sessions_create",
+    tag = "sessions",
+    summary = "Create a session",
+    request_body(content = Option<CreateSessionIn>, description = "Optional; every field may be left out."),
+    responses(
+        (status = 201, description = "Created.", body = SessionOut),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn create(
     State(state): State<AppState>,
     MaybeJson(body): MaybeJson<CreateSessionIn>,
@@ -106,6 +118,17 @@ async fn create(
     Ok((StatusCode::CREATED, Json(info.into())))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/sessions",
+    operation_id = "sessions_list",
+    tag = "sessions",
+    summary = "List sessions",
+    responses(
+        (status = 200, body = crate::api::openapi::answers::SessionList),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn list(State(state): State<AppState>) -> ApiResult<Json<Value>> {
     let sessions: Vec<SessionOut> = state.sessions.list()?.into_iter().map(Into::into).collect();
     Ok(Json(
@@ -113,6 +136,18 @@ async fn list(State(state): State<AppState>) -> ApiResult<Json<Value>> {
     ))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/sessions/{id}",
+    operation_id = "sessions_get_one",
+    tag = "sessions",
+    summary = "Get a session",
+    params(crate::api::openapi::common::SessionPath),
+    responses(
+        (status = 200, body = SessionOut),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn get_one(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -121,6 +156,18 @@ async fn get_one(
 }
 
 /// The session with `diagnostics.webhooks[]`: delivery health per webhook URL.
+#[utoipa::path(
+    get,
+    path = "/api/v1/sessions/{id}/status",
+    operation_id = "sessions_status",
+    tag = "sessions",
+    summary = "A session with its webhooks' delivery health",
+    params(crate::api::openapi::common::SessionPath),
+    responses(
+        (status = 200, body = crate::api::openapi::answers::SessionStatusOut),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn status(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -146,6 +193,18 @@ async fn status(
     Ok(Json(body))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/api/v1/sessions/{id}",
+    operation_id = "sessions_delete",
+    tag = "sessions",
+    summary = "Delete a session and everything stored for it",
+    params(crate::api::openapi::common::SessionPath),
+    responses(
+        (status = 200, body = crate::api::openapi::common::SuccessMessage),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn delete(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -162,6 +221,18 @@ async fn delete(
     ))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/sessions/{id}/connect",
+    operation_id = "sessions_connect",
+    tag = "sessions",
+    summary = "Connect (an unpaired session starts showing QR codes)",
+    params(crate::api::openapi::common::SessionPath),
+    responses(
+        (status = 200, body = SessionOut),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn connect(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -169,6 +240,18 @@ async fn connect(
     Ok(Json(state.sessions.connect(&id).await?.into()))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/sessions/{id}/disconnect",
+    operation_id = "sessions_disconnect",
+    tag = "sessions",
+    summary = "Disconnect, keeping the credentials",
+    params(crate::api::openapi::common::SessionPath),
+    responses(
+        (status = 200, body = SessionOut),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn disconnect(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -176,6 +259,18 @@ async fn disconnect(
     Ok(Json(state.sessions.disconnect(&id).await?.into()))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/sessions/{id}/logout",
+    operation_id = "sessions_logout",
+    tag = "sessions",
+    summary = "Log out: unlink the device and forget the credentials",
+    params(crate::api::openapi::common::SessionPath),
+    responses(
+        (status = 200, body = SessionOut),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn logout(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -183,19 +278,44 @@ async fn logout(
     Ok(Json(state.sessions.logout(&id).await?.into()))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/sessions/{id}/qr",
+    operation_id = "sessions_qr",
+    tag = "sessions",
+    summary = "The current QR code of a connecting, unpaired session",
+    params(crate::api::openapi::common::SessionPath),
+    responses(
+        (status = 200, body = crate::api::openapi::answers::QrOut),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn qr(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> ApiResult<Json<Value>> {
     let (code, expires_at) = state.sessions.qr(&id)?;
     Ok(Json(json!({ "qr": code, "expires_at": expires_at })))
 }
 
 /// Body of `POST /api/v1/sessions/{id}/pair`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PairIn {
     /// The account's phone number, in international form.
     pub phone_number: String,
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/sessions/{id}/pair",
+    operation_id = "sessions_pair",
+    tag = "sessions",
+    summary = "Pair by code instead of QR",
+    params(crate::api::openapi::common::SessionPath),
+    request_body = PairIn,
+    responses(
+        (status = 200, body = crate::api::openapi::answers::PairOut),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn pair(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -205,6 +325,18 @@ async fn pair(
     Ok(Json(json!({ "pair_code": code })))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/sessions/{id}/pause",
+    operation_id = "sessions_pause",
+    tag = "sessions",
+    summary = "Pause: stop sending and receiving, stay linked",
+    params(crate::api::openapi::common::SessionPath),
+    responses(
+        (status = 200, body = crate::api::openapi::answers::PausedOut),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn pause(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -213,6 +345,18 @@ async fn pause(
     Ok(Json(json!({ "paused": true })))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/sessions/{id}/resume",
+    operation_id = "sessions_resume",
+    tag = "sessions",
+    summary = "Resume a paused session",
+    params(crate::api::openapi::common::SessionPath),
+    responses(
+        (status = 200, body = crate::api::openapi::answers::PausedOut),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn resume(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,

@@ -45,8 +45,9 @@ fn jid_field(field: &str, value: &str) -> ApiResult<Jid> {
 }
 
 /// Body of `POST /api/v1/sim/users`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = SimUserIn)]
 struct UserIn {
     phone: String,
     push_name: Option<String>,
@@ -56,6 +57,18 @@ struct UserIn {
     picture_url: Option<String>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/sim/users",
+    operation_id = "sim_register_user",
+    tag = "sim",
+    summary = "Register an outside user of the simulated network",
+    request_body = UserIn,
+    responses(
+        (status = 201, body = crate::store::SimUser),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn register_user(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<UserIn>,
@@ -92,12 +105,35 @@ async fn register_user(
     Ok((StatusCode::CREATED, Json(sim(&state)?.register_user(user)?)))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/sim/users",
+    operation_id = "sim_list_users",
+    tag = "sim",
+    summary = "The registered outside users",
+    responses(
+        (status = 200, body = crate::api::openapi::answers::SimUserList),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn list_users(State(state): State<AppState>) -> ApiResult<Json<Value>> {
     sim(&state)?;
     let users = state.store.list_sim_users()?;
     Ok(Json(json!({ "users": users, "count": users.len() })))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/sim/sessions/{id}/scan",
+    operation_id = "sim_scan",
+    tag = "sim",
+    summary = "Scan the session's QR code, as a phone would",
+    params(crate::api::openapi::common::SessionPath),
+    responses(
+        (status = 200, body = crate::api::openapi::answers::Scanned),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn scan(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -109,8 +145,9 @@ async fn scan(
 }
 
 /// Body of `POST /api/v1/sim/sessions/{id}/inbound`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = SimInboundIn)]
 struct InboundIn {
     from: String,
     chat: Option<String>,
@@ -153,6 +190,19 @@ const MESSAGE_TYPES: &[&str] = &[
     "unknown",
 ];
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/sim/sessions/{id}/inbound",
+    operation_id = "sim_inbound",
+    tag = "sim",
+    summary = "Deliver an inbound message to a session",
+    params(crate::api::openapi::common::SessionPath),
+    request_body = InboundIn,
+    responses(
+        (status = 200, body = crate::api::openapi::answers::Injected),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn inbound(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -294,6 +344,19 @@ fn parse_native_flow(v: Value) -> ApiResult<Value> {
     Ok(json!({ "name": name, "params": params }))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/sim/sessions/{id}/faults",
+    operation_id = "sim_set_faults",
+    tag = "sim",
+    summary = "Set a session's send, connect and app-state faults",
+    params(crate::api::openapi::common::SessionPath),
+    request_body = crate::network::sim::Faults,
+    responses(
+        (status = 200, body = crate::api::openapi::common::Success),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn set_faults(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -314,6 +377,18 @@ async fn set_faults(
     Ok(Json(json!({ "success": true })))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/api/v1/sim/sessions/{id}/faults",
+    operation_id = "sim_clear_faults",
+    tag = "sim",
+    summary = "Clear a session's faults",
+    params(crate::api::openapi::common::SessionPath),
+    responses(
+        (status = 200, body = crate::api::openapi::common::Success),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn clear_faults(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -322,6 +397,18 @@ async fn clear_faults(
     Ok(Json(json!({ "success": true })))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/sim/sessions/{id}/outbox",
+    operation_id = "sim_outbox",
+    tag = "sim",
+    summary = "What the network received from a session",
+    params(crate::api::openapi::common::SessionPath),
+    responses(
+        (status = 200, body = crate::api::openapi::answers::Outbox),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn outbox(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,

@@ -36,8 +36,9 @@ fn sim(state: &AppState) -> ApiResult<&SimNetwork> {
 }
 
 /// Body of `POST /api/v1/sim/sessions/{id}/address-book`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = AddressEntryIn)]
 struct EntryIn {
     phone: String,
     full_name: Option<String>,
@@ -45,6 +46,19 @@ struct EntryIn {
     lid: Option<String>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/sim/sessions/{id}/address-book",
+    operation_id = "sim_put_entry",
+    tag = "sim",
+    summary = "Add or change an address-book entry of the account",
+    params(crate::api::openapi::common::SessionPath),
+    request_body = EntryIn,
+    responses(
+        (status = 201, body = crate::store::SimAddressEntry),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn put_entry(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -85,6 +99,18 @@ async fn put_entry(
     Ok((StatusCode::CREATED, Json(stored)))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/sim/sessions/{id}/address-book",
+    operation_id = "sim_list_entries",
+    tag = "sim",
+    summary = "The account's address book",
+    params(crate::api::openapi::common::SessionPath),
+    responses(
+        (status = 200, body = crate::api::openapi::answers::AddressBook),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn list_entries(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -94,12 +120,26 @@ async fn list_entries(
 }
 
 /// Body of `POST /api/v1/sim/sessions/{id}/lock`; may be empty.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = LockIn)]
 struct LockIn {
     reason: Option<String>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/sim/sessions/{id}/lock",
+    operation_id = "sim_lock",
+    tag = "sim",
+    summary = "Lock the account, as the network would",
+    params(crate::api::openapi::common::SessionPath),
+    request_body(content = Option<LockIn>, description = "Optional."),
+    responses(
+        (status = 200, body = crate::api::openapi::answers::Locked),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn lock(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -113,6 +153,18 @@ async fn lock(
     Ok(Json(json!({ "success": true, "reason": reason })))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/sim/sessions/{id}/spam-reports",
+    operation_id = "sim_spam_reports",
+    tag = "sim",
+    summary = "The spam reports the network received from the session",
+    params(crate::api::openapi::common::SessionPath),
+    responses(
+        (status = 200, body = crate::api::openapi::answers::SpamReports),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn spam_reports(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,

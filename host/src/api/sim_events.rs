@@ -22,8 +22,9 @@ pub fn routes() -> Router<AppState> {
 }
 
 /// Body of `POST /api/v1/sim/sessions/{id}/events`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = SimEventIn)]
 struct EventIn {
     event: String,
     data: Value,
@@ -39,6 +40,20 @@ fn allowed() -> String {
         .join(", ")
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/sim/sessions/{id}/events",
+    operation_id = "sim_inject",
+    tag = "sim",
+    summary = "Deliver a network-side event to a session",
+    description = "`data` must fit the event's `<Event>Data` schema.",
+    params(crate::api::openapi::common::SessionPath),
+    request_body = EventIn,
+    responses(
+        (status = 200, body = crate::api::openapi::answers::EventInjected),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn inject(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,

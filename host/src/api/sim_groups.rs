@@ -24,8 +24,9 @@ pub fn routes() -> Router<AppState> {
 
 /// Body of `POST /api/v1/sim/groups/join`: `code` and exactly one of
 /// `session_id` and `phone`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = SimJoinIn)]
 struct JoinIn {
     code: String,
     session_id: Option<String>,
@@ -48,6 +49,18 @@ fn invite_code(raw: &str) -> ApiResult<&str> {
     Ok(code)
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/sim/groups/join",
+    operation_id = "sim_join",
+    tag = "sim",
+    summary = "Join a group by invite, as a session's account or any phone",
+    request_body = JoinIn,
+    responses(
+        (status = 200, body = crate::api::openapi::answers::Joined),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn join(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<JoinIn>,

@@ -32,7 +32,8 @@ pub fn routes() -> Router<AppState> {
 }
 
 /// Query of the stream: comma-separated lists, both optional.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct StreamQuery {
     session: Option<String>,
     events: Option<String>,
@@ -89,6 +90,19 @@ impl StreamFilter {
     }
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/events/stream",
+    operation_id = "events_stream",
+    tag = "events",
+    summary = "The live event stream (Server-Sent Events)",
+    description = "Each envelope is one SSE event named after the envelope's `event`, whose data is the envelope JSON (see `AnyEvent`). A receiver that falls behind gets `event: lagged` with `data: {\"missed\": n}` and goes on. Keep-alive comments every 15 s.",
+    params(StreamQuery),
+    responses(
+        (status = 200, description = "A `text/event-stream`; each event's `data` is an envelope.", content_type = "text/event-stream", body = crate::api::openapi::StreamEvent),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn stream_events(
     State(state): State<AppState>,
     ApiQuery(query): ApiQuery<StreamQuery>,
@@ -99,6 +113,7 @@ async fn stream_events(
     // client sees the headers is missed.
     let feed = Feed {
         rx: state.events.subscribe(),
+        dropped: state.events.counters().stream_dropped.clone(),
         filter,
         stop: state.shutdown.clone(),
         opened: false,
@@ -113,6 +128,8 @@ async fn stream_events(
 /// One receiver's position in the bus.
 struct Feed {
     rx: broadcast::Receiver<Arc<Envelope>>,
+    /// Counts envelopes this receiver lost by falling behind.
+    dropped: prometheus_client::metrics::counter::Counter,
     filter: StreamFilter,
     stop: CancellationToken,
     opened: bool,
@@ -135,6 +152,7 @@ impl Feed {
                 Ok(env) if self.filter.matches(&env) => return Some(envelope_event(&env)),
                 Ok(_) => {}
                 Err(RecvError::Lagged(missed)) => {
+                    self.dropped.inc_by(missed);
                     let data = serde_json::json!({ "missed": missed }).to_string();
                     return Some(Event::default().event("lagged").data(data));
                 }

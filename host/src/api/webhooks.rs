@@ -44,8 +44,9 @@ fn known_session(state: &AppState, id: &str) -> ApiResult<()> {
 }
 
 /// Body of webhook registration.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = WebhookIn)]
 struct RegisterIn {
     url: String,
     events: Option<Vec<String>>,
@@ -53,8 +54,8 @@ struct RegisterIn {
 }
 
 /// A webhook as listed (the secret is shown, as the spec lists it).
-#[derive(Debug, Serialize)]
-struct WebhookOut {
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub(crate) struct WebhookOut {
     id: String,
     url: String,
     events: Vec<String>,
@@ -76,6 +77,19 @@ impl From<Webhook> for WebhookOut {
     }
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/sessions/{id}/webhooks",
+    operation_id = "webhooks_register",
+    tag = "webhooks",
+    summary = "Register a webhook",
+    params(crate::api::openapi::common::SessionPath),
+    request_body = RegisterIn,
+    responses(
+        (status = 201, body = crate::api::openapi::answers::WebhookCreated),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn register(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -101,6 +115,18 @@ async fn register(
     ))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/sessions/{id}/webhooks",
+    operation_id = "webhooks_list",
+    tag = "webhooks",
+    summary = "A session's webhooks",
+    params(crate::api::openapi::common::SessionPath),
+    responses(
+        (status = 200, body = crate::api::openapi::answers::WebhookList),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn list(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -115,6 +141,18 @@ async fn list(
     Ok(Json(json!({ "webhooks": hooks, "count": hooks.len() })))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/api/v1/sessions/{id}/webhooks/{webhook_id}",
+    operation_id = "webhooks_remove",
+    tag = "webhooks",
+    summary = "Delete a webhook",
+    params(crate::api::openapi::common::WebhookPath),
+    responses(
+        (status = 200, body = crate::api::openapi::common::SuccessMessage),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn remove(
     State(state): State<AppState>,
     ApiPath((id, webhook_id)): ApiPath<(String, String)>,
@@ -126,6 +164,18 @@ async fn remove(
     ))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/sessions/{id}/webhooks/{webhook_id}/enable",
+    operation_id = "webhooks_enable",
+    tag = "webhooks",
+    summary = "Re-enable a webhook (ends a suspension of its URL)",
+    params(crate::api::openapi::common::WebhookPath),
+    responses(
+        (status = 200, body = crate::api::openapi::common::SuccessMessage),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn enable(
     State(state): State<AppState>,
     ApiPath((id, webhook_id)): ApiPath<(String, String)>,
@@ -139,8 +189,8 @@ async fn enable(
 }
 
 /// A dead-letter entry as listed: everything but the captured secret.
-#[derive(Debug, Serialize)]
-struct DlqOut {
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub(crate) struct DlqOut {
     id: String,
     session_id: String,
     webhook_id: Option<String>,
@@ -170,6 +220,18 @@ impl From<DlqEntry> for DlqOut {
     }
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/sessions/{id}/webhooks/dlq",
+    operation_id = "webhooks_list_dlq",
+    tag = "webhooks",
+    summary = "The dead-lettered deliveries of a session",
+    params(crate::api::openapi::common::SessionPath),
+    responses(
+        (status = 200, body = crate::api::openapi::answers::DlqList),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn list_dlq(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -184,6 +246,18 @@ async fn list_dlq(
     Ok(Json(json!({ "entries": entries, "count": entries.len() })))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/sessions/{id}/webhooks/dlq/{entry_id}/replay",
+    operation_id = "webhooks_replay",
+    tag = "webhooks",
+    summary = "Replay a dead-lettered delivery",
+    params(crate::api::openapi::common::DlqPath),
+    responses(
+        (status = 200, body = crate::api::openapi::common::SuccessMessage),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
 async fn replay(
     State(state): State<AppState>,
     ApiPath((id, entry_id)): ApiPath<(String, String)>,

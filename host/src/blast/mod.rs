@@ -80,6 +80,8 @@ struct Inner {
     config: BlastConfig,
     wake: Arc<Notify>,
     plugins: Option<Plugins>,
+    counters: crate::metrics::BlastCounters,
+    worker: crate::liveness::Liveness,
 }
 
 /// The blast service; cheap to clone.
@@ -104,6 +106,7 @@ impl Blasts {
         plugins: Option<Plugins>,
     ) -> Self {
         let wake = Arc::new(Notify::new());
+        let counters = crate::metrics::BlastCounters::default();
         let waker = Arc::new(Waker {
             wake: wake.clone(),
             generation: AtomicU64::new(0),
@@ -116,8 +119,10 @@ impl Blasts {
             config: config.clone(),
             waker: waker.clone(),
             plugins: plugins.clone(),
+            counters: counters.clone(),
         });
-        tasks.spawn(worker.run(cancel));
+        let alive = crate::liveness::Liveness::default();
+        tasks.spawn(alive.watch(worker.run(cancel)));
         Self {
             inner: Arc::new(Inner {
                 store,
@@ -126,9 +131,21 @@ impl Blasts {
                 config,
                 wake,
                 plugins,
+                counters,
+                worker: alive,
             }),
             waker,
         }
+    }
+
+    /// The send counters (registered by the metrics module).
+    pub fn counters(&self) -> &crate::metrics::BlastCounters {
+        &self.inner.counters
+    }
+
+    /// Whether the worker is running (it stops only on shutdown, unless it failed).
+    pub fn worker_running(&self) -> bool {
+        self.inner.worker.is_running()
     }
 
     /// The event-bus subscriber that wakes the worker when a session comes

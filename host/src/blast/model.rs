@@ -11,7 +11,7 @@ use crate::domain::time::iso8601;
 macro_rules! statuses {
     ($(#[$doc:meta])* $name:ident { $($variant:ident => $wire:literal),* $(,)? }) => {
         $(#[$doc])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
         #[serde(rename_all = "snake_case")]
         pub enum $name { $(#[doc = $wire] $variant),* }
 
@@ -76,7 +76,7 @@ impl JobStatus {
 }
 
 /// The pacing and retry options of a job.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct BlastOptions {
     /// Base pause between sends, in milliseconds.
     pub delay_ms: u64,

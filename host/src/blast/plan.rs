@@ -19,7 +19,7 @@ pub const MAX_DELAY_MS: u64 = 86_400_000;
 pub const MAX_ATTEMPTS: u32 = 100;
 
 /// The body of `POST /sessions/{id}/blast`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BlastRequest {
     /// The send kind the body is for.

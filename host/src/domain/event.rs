@@ -23,6 +23,19 @@ macro_rules! event_names {
                 match s { $($wire => Some(EventName::$variant),)* _ => None }
             }
         }
+
+        /// In the OpenAPI document: a string, one of the wire spellings.
+        impl utoipa::PartialSchema for EventName {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                utoipa::openapi::ObjectBuilder::new()
+                    .schema_type(utoipa::openapi::schema::Type::String)
+                    .description(Some("An event name."))
+                    .enum_values(Some([$($wire),*]))
+                    .into()
+            }
+        }
+
+        impl utoipa::ToSchema for EventName {}
     };
 }
 

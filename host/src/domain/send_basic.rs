@@ -47,10 +47,14 @@ pub struct LocationBody {
     pub url: Option<String>,
 }
 
-#[derive(Deserialize)]
+/// The body of a `location` send.
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct LocationWire {
+#[schema(as = SendLocation)]
+pub(crate) struct LocationWire {
+    /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
+    #[schema(value_type = String)]
     _to: IgnoredAny,
     latitude: f64,
     longitude: f64,
@@ -107,17 +111,23 @@ pub struct ContactCard {
     pub email: Option<String>,
 }
 
-#[derive(Deserialize)]
+/// The body of a `contact` send: one or more cards.
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct ContactWire {
+#[schema(as = SendContact)]
+pub(crate) struct ContactWire {
+    /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
+    #[schema(value_type = String)]
     _to: IgnoredAny,
     contacts: Vec<CardWire>,
 }
 
-#[derive(Deserialize)]
+/// A contact card.
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, expecting = "an object")]
-struct CardWire {
+#[schema(as = ContactCardIn)]
+pub(crate) struct CardWire {
     name: String,
     phone: String,
     organization: Option<String>,
@@ -186,10 +196,14 @@ pub struct PollBody {
     pub selectable_count: u32,
 }
 
-#[derive(Deserialize)]
+/// The body of a `poll` send: 2 to 12 options.
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct PollWire {
+#[schema(as = SendPoll)]
+pub(crate) struct PollWire {
+    /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
+    #[schema(value_type = String)]
     _to: IgnoredAny,
     question: String,
     options: Vec<String>,

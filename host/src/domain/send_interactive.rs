@@ -49,10 +49,14 @@ pub struct CtaUrlBody {
     pub footer: Option<String>,
 }
 
-#[derive(Deserialize)]
+/// The body of a `cta-url` send: text with one button that opens a URL.
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct CtaUrlWire {
+#[schema(as = SendCtaUrl)]
+pub(crate) struct CtaUrlWire {
+    /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
+    #[schema(value_type = String)]
     _to: IgnoredAny,
     text: String,
     button_text: String,
@@ -98,10 +102,14 @@ pub struct Button {
     pub text: String,
 }
 
-#[derive(Deserialize)]
+/// The body of a `buttons` send: text with up to 3 reply buttons.
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct ButtonsWire {
+#[schema(as = SendButtons)]
+pub(crate) struct ButtonsWire {
+    /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
+    #[schema(value_type = String)]
     _to: IgnoredAny,
     text: String,
     header: Option<String>,
@@ -109,9 +117,11 @@ struct ButtonsWire {
     buttons: Vec<ButtonWire>,
 }
 
-#[derive(Deserialize)]
+/// A reply button.
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, expecting = "an object")]
-struct ButtonWire {
+#[schema(as = ButtonIn)]
+pub(crate) struct ButtonWire {
     id: String,
     text: String,
 }
@@ -178,10 +188,14 @@ pub struct ListRow {
     pub description: Option<String>,
 }
 
-#[derive(Deserialize)]
+/// The body of a `list` send: a button that opens selectable rows.
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct ListWire {
+#[schema(as = SendList)]
+pub(crate) struct ListWire {
+    /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
+    #[schema(value_type = String)]
     _to: IgnoredAny,
     text: String,
     button_text: String,
@@ -190,16 +204,20 @@ struct ListWire {
     sections: Vec<SectionWire>,
 }
 
-#[derive(Deserialize)]
+/// A section of a list.
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, expecting = "an object")]
-struct SectionWire {
+#[schema(as = ListSectionIn)]
+pub(crate) struct SectionWire {
     title: String,
     rows: Vec<RowWire>,
 }
 
-#[derive(Deserialize)]
+/// A selectable row of a list.
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, expecting = "an object")]
-struct RowWire {
+#[schema(as = ListRowIn)]
+pub(crate) struct RowWire {
     id: String,
     title: String,
     description: Option<String>,

@@ -119,10 +119,14 @@ pub struct DocumentBody {
     pub caption: Option<String>,
 }
 
-#[derive(Deserialize)]
+/// The body of an `image` or `video` send: exactly one of `url` and `data` (base64).
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct VisualWire {
+#[schema(as = SendImageOrVideo)]
+pub(crate) struct VisualWire {
+    /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
+    #[schema(value_type = String)]
     _to: IgnoredAny,
     url: Option<String>,
     data: Option<String>,
@@ -131,10 +135,14 @@ struct VisualWire {
     view_once: Option<bool>,
 }
 
-#[derive(Deserialize)]
+/// The body of an `audio` send (`ptt`: a voice note): exactly one of `url` and `data` (base64).
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct AudioWire {
+#[schema(as = SendAudio)]
+pub(crate) struct AudioWire {
+    /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
+    #[schema(value_type = String)]
     _to: IgnoredAny,
     url: Option<String>,
     data: Option<String>,
@@ -142,10 +150,14 @@ struct AudioWire {
     ptt: Option<bool>,
 }
 
-#[derive(Deserialize)]
+/// The body of a `document` send: exactly one of `url` and `data` (base64).
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct DocumentWire {
+#[schema(as = SendDocument)]
+pub(crate) struct DocumentWire {
+    /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
+    #[schema(value_type = String)]
     _to: IgnoredAny,
     url: Option<String>,
     data: Option<String>,

@@ -35,10 +35,14 @@ pub struct TextBody {
     pub mentions: Vec<Jid>,
 }
 
-#[derive(Deserialize)]
+/// The body of a `text` send.
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct TextWire {
+#[schema(as = SendText)]
+pub(crate) struct TextWire {
+    /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
+    #[schema(value_type = String)]
     _to: IgnoredAny,
     text: String,
     quoted_message_id: Option<String>,
@@ -102,10 +106,14 @@ impl ReactionBody {
     }
 }
 
-#[derive(Deserialize)]
+/// The body of a `reaction` send; an empty `emoji` removes the reaction.
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct ReactionWire {
+#[schema(as = SendReaction)]
+pub(crate) struct ReactionWire {
+    /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
+    #[schema(value_type = String)]
     _to: IgnoredAny,
     message_id: String,
     emoji: String,

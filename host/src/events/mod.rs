@@ -15,6 +15,7 @@ use std::sync::{Arc, RwLock};
 use tokio::sync::broadcast;
 
 use crate::domain::event::Envelope;
+use crate::metrics::EventCounters;
 
 /// How many envelopes a slow stream receiver may lag behind before it loses some.
 pub const BUS_CAPACITY: usize = 8192;
@@ -31,6 +32,18 @@ pub trait Subscriber: Send + Sync + 'static {
 pub trait EventFilter: Send + Sync + 'static {
     /// Decides about one envelope.
     fn filter(&self, envelope: Envelope) -> Option<Envelope>;
+
+    /// Filters scoped to one webhook: the envelope as deliveries to
+    /// `webhook_id` should see it (the same `Arc` when unchanged), or `None`
+    /// to skip that webhook. Called by webhook fan-out, after [`Self::filter`];
+    /// other audiences never see its effect. By default, no scoped filter.
+    fn filter_for_webhook(
+        &self,
+        _webhook_id: &str,
+        envelope: &Arc<Envelope>,
+    ) -> Option<Arc<Envelope>> {
+        Some(envelope.clone())
+    }
 }
 
 /// A cheap-to-clone handle on the event bus.
@@ -39,6 +52,7 @@ pub struct EventBus {
     tx: broadcast::Sender<Arc<Envelope>>,
     subscribers: Arc<RwLock<Vec<Arc<dyn Subscriber>>>>,
     filter: Arc<RwLock<Option<Arc<dyn EventFilter>>>>,
+    counters: EventCounters,
 }
 
 impl std::fmt::Debug for EventBus {
@@ -61,6 +75,7 @@ impl EventBus {
             tx,
             subscribers: Arc::new(RwLock::new(Vec::new())),
             filter: Arc::new(RwLock::new(None)),
+            counters: EventCounters::default(),
         }
     }
 
@@ -80,6 +95,7 @@ impl EventBus {
     /// Publishes one envelope to every subscriber and stream receiver.
     pub fn publish(&self, envelope: Envelope) {
         tracing::debug!(session = %envelope.session_id, event = %envelope.event, "event");
+        self.counters.received.inc();
         let filter = self
             .filter
             .read()
@@ -88,7 +104,10 @@ impl EventBus {
         let envelope = match filter {
             Some(f) => match f.filter(envelope) {
                 Some(e) => e,
-                None => return,
+                None => {
+                    self.counters.filtered.inc();
+                    return;
+                }
             },
             None => envelope,
         };
@@ -103,6 +122,11 @@ impl EventBus {
         }
         // No stream receiver is not an error: the event simply has no live audience.
         let _ = self.tx.send(envelope);
+    }
+
+    /// The bus's counters (registered by the metrics module).
+    pub fn counters(&self) -> &EventCounters {
+        &self.counters
     }
 
     /// A new stream receiver that sees every envelope published from now on.

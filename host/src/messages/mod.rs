@@ -77,7 +77,7 @@ impl SendCore {
         };
         // The network has the message: a failure to record it must not turn
         // into a retry that sends it twice, so it is logged, not returned.
-        if let Err(e) = self.store.append_message(&record) {
+        if let Err(e) = self.store.append_message_async(&record).await {
             tracing::error!(session = %session_id, message_id = %record.message_id, error = %e, "sent message could not be recorded");
         }
         tracing::info!(session = %session_id, kind = %record.kind, message_id = %record.message_id, "message sent");

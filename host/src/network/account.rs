@@ -9,7 +9,7 @@ use super::NetworkError;
 use crate::domain::jid::Jid;
 
 /// A stored trust contact token of one chat.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct TrustToken {
     /// The contact's JID.
     pub jid: String,
@@ -22,7 +22,7 @@ pub struct TrustToken {
 }
 
 /// A token this account issued.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct IssuedToken {
     /// The contact's JID.
     pub jid: String,
@@ -33,7 +33,7 @@ pub struct IssuedToken {
 macro_rules! closed_set {
     ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident = $wire:literal),* $(,)? }) => {
         $(#[$doc])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, utoipa::ToSchema)]
         pub enum $name { $($(#[$vdoc])* #[serde(rename = $wire)] $variant),* }
 
         impl $name {
@@ -114,7 +114,7 @@ pub enum CollectionOutcome {
 }
 
 /// A spam report as the network receives it (already validated).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct SpamReport {
     /// The reported message.
     pub message_id: String,
@@ -162,7 +162,7 @@ pub trait AccountOps: Send + Sync {
 }
 
 /// The answer of `POST /sessions/{id}/appstate/resync`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct ResyncSummary {
     /// Fetched, applied and persisted.
     pub synced: Vec<Collection>,

@@ -22,7 +22,7 @@ pub struct PhoneCheck {
 }
 
 /// What the network says about one account.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct ContactInfo {
     /// The user JID.
     pub jid: String,
@@ -36,7 +36,7 @@ pub struct ContactInfo {
 }
 
 /// A profile picture.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct ProfilePicture {
     /// Where the picture can be downloaded.
     pub url: String,
@@ -45,7 +45,7 @@ pub struct ProfilePicture {
 }
 
 /// Public facts about one account.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct UserInfo {
     /// The user JID.
     pub jid: String,

@@ -12,6 +12,7 @@ pub mod account;
 pub mod contacts;
 pub mod groups;
 pub mod sim;
+pub mod whatsapp;
 
 use std::sync::Arc;
 
@@ -43,6 +44,9 @@ pub enum NetworkError {
     /// The network failed; a later attempt can succeed.
     #[error("{0}")]
     Failed(String),
+    /// This backend cannot do what was asked (the message says what and why).
+    #[error("{0}")]
+    NotSupported(String),
 }
 
 /// Where a backend sends a session's events. Bounded: a backend awaits room, so

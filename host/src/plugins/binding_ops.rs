@@ -1,13 +1,15 @@
-//! Managing bindings: where a plugin applies (hook, order, sessions,
-//! configuration, failure policy), validated against what the plugin implements.
+//! Managing bindings: where a plugin applies (hook, order, sessions, for
+//! filters optionally webhooks, configuration, failure policy), validated
+//! against what the plugin implements and what exists.
 
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::model::Source;
 use super::*;
 
 /// A binding as created or updated through the API.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BindingIn {
     /// The plugin.
@@ -18,7 +20,7 @@ pub struct BindingIn {
     pub order: Option<i32>,
     /// Sessions (all when absent or null).
     pub sessions: Option<Vec<String>>,
-    /// Webhooks (filters only; all when absent or null).
+    /// Webhooks (filters only; all audiences when absent or null).
     pub webhooks: Option<Vec<String>>,
     /// JSON configuration (`{}`).
     pub config: Option<Value>,
@@ -28,10 +30,20 @@ pub struct BindingIn {
     pub enabled: Option<bool>,
 }
 
+fn invalid(field: &'static str, message: impl Into<String>) -> PluginError {
+    PluginError::Invalid {
+        field,
+        message: message.into(),
+    }
+}
+
 impl Plugins {
     /// Creates a binding (or replaces one when `id` is given).
     pub fn put_binding(&self, id: Option<&str>, b: BindingIn) -> Result<Binding, PluginError> {
         let _g = self.inner.admin.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(id) = id {
+            self.refuse_directory_binding(id)?;
+        }
         let existing = self.inner.store.list_bindings()?;
         let created_at = match id {
             Some(id) => {
@@ -45,20 +57,35 @@ impl Plugins {
         };
         let slot = self
             .slot(&b.plugin_id)
-            .ok_or_else(|| PluginError::Invalid {
-                field: "plugin_id",
-                message: format!("names no plugin (`{}`)", b.plugin_id),
-            })?;
+            .ok_or_else(|| invalid("plugin_id", format!("names no plugin (`{}`)", b.plugin_id)))?;
         let hooks = slot
             .record
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .hooks
             .clone();
+        let id = id
+            .map(str::to_owned)
+            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let binding = self.make_binding(id, b, &hooks, created_at, Source::Api)?;
+        self.inner.store.put_binding(&binding)?;
+        self.rebuild_chains()?;
+        Ok(binding)
+    }
+
+    /// Validates a binding of a plugin implementing `hooks`.
+    pub(super) fn make_binding(
+        &self,
+        id: String,
+        b: BindingIn,
+        hooks: &[Hook],
+        created_at: i64,
+        source: Source,
+    ) -> Result<Binding, PluginError> {
         if !hooks.contains(&b.hook) {
-            return Err(PluginError::Invalid {
-                field: "hook",
-                message: format!(
+            return Err(invalid(
+                "hook",
+                format!(
                     "`{}` is not implemented by the plugin (it implements: {})",
                     b.hook.as_str(),
                     hooks
@@ -67,46 +94,66 @@ impl Plugins {
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
-            });
+            ));
         }
-        if b.webhooks.is_some() {
-            return Err(PluginError::Invalid {
-                field: "webhooks",
-                message: "is not supported yet: a filter applies to every audience of its sessions"
-                    .into(),
-            });
-        }
+        let webhooks = match b.webhooks {
+            None => None,
+            Some(_) if b.hook != Hook::EventFilter => {
+                return Err(invalid(
+                    "webhooks",
+                    "applies to event filters only: transforms and blast endpoints have no webhook audience",
+                ));
+            }
+            Some(w) => Some(self.check_webhooks(w)?),
+        };
         let config = b
             .config
             .unwrap_or_else(|| Value::Object(Default::default()));
         if !config.is_object() {
-            return Err(PluginError::Invalid {
-                field: "config",
-                message: "must be a JSON object".into(),
-            });
+            return Err(invalid("config", "must be a JSON object"));
         }
-        let binding = Binding {
-            id: id
-                .map(str::to_owned)
-                .unwrap_or_else(|| uuid::Uuid::new_v4().to_string()),
+        Ok(Binding {
+            id,
             plugin_id: b.plugin_id,
             hook: b.hook,
             order: b.order.unwrap_or(0),
             sessions: b.sessions,
-            webhooks: None,
+            webhooks,
             config,
             failure_policy: b.failure_policy.unwrap_or_default(),
             enabled: b.enabled.unwrap_or(true),
             created_at,
-        };
-        self.inner.store.put_binding(&binding)?;
-        self.rebuild_chains()?;
-        Ok(binding)
+            source,
+        })
     }
 
-    /// Every binding.
+    /// Every id must name a registered webhook; duplicates are dropped.
+    fn check_webhooks(&self, ids: Vec<String>) -> Result<Vec<String>, PluginError> {
+        if ids.is_empty() {
+            return Err(invalid(
+                "webhooks",
+                "must name at least one webhook id (or leave it out for every audience)",
+            ));
+        }
+        let known = self.inner.store.list_all_webhooks()?;
+        let mut out: Vec<String> = Vec::new();
+        for id in ids {
+            if !known.iter().any(|w| w.id == id) {
+                return Err(invalid(
+                    "webhooks",
+                    format!("names no registered webhook (`{id}`)"),
+                ));
+            }
+            if !out.contains(&id) {
+                out.push(id);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every binding: the stored ones and those of plugin-directory manifests.
     pub fn bindings(&self) -> Result<Vec<Binding>, PluginError> {
-        let mut all = self.inner.store.list_bindings()?;
+        let mut all = self.all_bindings()?;
         all.sort_by(|a, b| {
             (a.hook.as_str(), a.order, a.created_at).cmp(&(b.hook.as_str(), b.order, b.created_at))
         });
@@ -116,10 +163,26 @@ impl Plugins {
     /// Deletes a binding.
     pub fn delete_binding(&self, id: &str) -> Result<(), PluginError> {
         let _g = self.inner.admin.lock().unwrap_or_else(|p| p.into_inner());
+        self.refuse_directory_binding(id)?;
         if !self.inner.store.delete_binding(id)? {
             return Err(PluginError::BindingNotFound(id.to_owned()));
         }
         self.rebuild_chains()?;
         Ok(())
+    }
+
+    fn refuse_directory_binding(&self, id: &str) -> Result<(), PluginError> {
+        let dir = self
+            .inner
+            .dir_bindings
+            .read()
+            .unwrap_or_else(|p| p.into_inner());
+        match dir.values().flatten().find(|b| b.id == id) {
+            Some(b) => Err(PluginError::Managed(format!(
+                "binding `{id}` comes from the plugin directory (plugin `{}`); change its manifest instead",
+                b.plugin_id
+            ))),
+            None => Ok(()),
+        }
     }
 }

@@ -1,8 +1,9 @@
 //! Plugin platform knobs.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
-/// Limits and timings of the plugin sandbox.
+/// Limits and timings of the plugin sandbox, and the plugin directory.
 #[derive(Debug, Clone)]
 pub struct PluginConfig {
     /// CPU deadline of one call (epoch interruption).
@@ -15,6 +16,11 @@ pub struct PluginConfig {
     pub quarantine_after: u32,
     /// Instance slots of the pooling allocator.
     pub pool_instances: u32,
+    /// The directory plugins are hot-loaded from (manifests plus components);
+    /// `None` turns directory loading off.
+    pub dir: Option<PathBuf>,
+    /// How often the plugin directory is scanned for changes.
+    pub dir_poll: Duration,
 }
 
 impl Default for PluginConfig {
@@ -25,6 +31,8 @@ impl Default for PluginConfig {
             kv_cap_bytes: 1 << 20,
             quarantine_after: 5,
             pool_instances: 32,
+            dir: None,
+            dir_poll: Duration::from_millis(1000),
         }
     }
 }

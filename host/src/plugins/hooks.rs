@@ -1,5 +1,5 @@
-//! The hooks the data paths call: event filters (inside the event bus),
-//! message transforms (inside the send core) and blast endpoints.
+//! The hooks the data paths call: message transforms (inside the send core)
+//! and blast endpoints; the shared call path. Event filters are in `filters`.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -7,41 +7,39 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::engine::types::{self, FilterDecision, TransformDecision};
-use super::engine::{CallFailure, Loaded, Plugin};
+use super::engine::types::{self, TransformDecision};
+use super::engine::{HostState, Plugin};
 use super::model::Hook;
 use super::{Active, Plugins, Slot};
-use crate::domain::event::Envelope;
 use crate::domain::send::{SendKind, SendRequest};
-use crate::events::EventFilter;
 use crate::sessions::SessionError;
 
 /// What one bound call came to.
-enum Outcome<R> {
+pub(super) enum Outcome<R> {
     Done(R),
     /// Failed or quarantined; the binding's policy decides.
     Failed,
 }
 
 impl Plugins {
-    fn chain(&self, hook: Hook) -> Option<Vec<Arc<Active>>> {
+    pub(super) fn chain(&self, hook: Hook) -> Option<Vec<Arc<Active>>> {
         let chains = self.inner.chains.load();
-        chains.get(&hook).filter(|c| !c.is_empty()).cloned()
+        chains.by_hook.get(&hook).filter(|c| !c.is_empty()).cloned()
     }
 
     /// Calls one bound plugin, timing and counting it.
-    fn run<R>(
+    pub(super) fn run<'a, R>(
         &self,
-        active: &Active,
-        f: impl FnOnce(&Plugin, &mut wasmtime::Store<super::engine::HostState>) -> wasmtime::Result<R>,
-    ) -> (Option<Arc<Slot>>, Outcome<R>) {
-        let Some(slot) = self.slot(&active.binding.plugin_id) else {
+        active: &'a Active,
+        f: impl FnOnce(&Plugin, &mut wasmtime::Store<HostState>) -> wasmtime::Result<R>,
+    ) -> (Option<&'a Arc<Slot>>, Outcome<R>) {
+        let Some(slot) = &active.slot else {
             return (None, Outcome::Failed);
         };
         if slot.quarantined.load(Ordering::Acquire) {
             return (Some(slot), Outcome::Failed);
         }
-        let loaded: Arc<Loaded> = slot.loaded.load_full();
+        let loaded = slot.loaded.load();
         let start = Instant::now();
         let r = loaded.call(&active.config_text, f);
         slot.stats.record(start.elapsed());
@@ -51,67 +49,10 @@ impl Plugins {
                 (Some(slot), Outcome::Done(r))
             }
             Err(e) => {
-                self.failed(&slot, active, &e);
+                self.failed(slot, active, &e);
                 (Some(slot), Outcome::Failed)
             }
         }
-    }
-
-    /// Runs the event filters bound to the envelope's session, in order; `None`
-    /// when one dropped it.
-    pub fn filter(&self, mut env: Envelope) -> Option<Envelope> {
-        let Some(chain) = self.chain(Hook::EventFilter) else {
-            return Some(env);
-        };
-        for active in chain.iter().filter(|a| a.binding.covers(&env.session_id)) {
-            let wit = types::Envelope {
-                session_id: env.session_id.clone(),
-                event: env.event.as_str().to_owned(),
-                timestamp: env.timestamp,
-                data: env.data.to_string(),
-                offline: env.offline,
-            };
-            let (slot, out) = self.run(active, |p, s| {
-                p.switchboard_plugin_event_filter().call_filter(s, &wit)
-            });
-            let failed = match out {
-                Outcome::Done(FilterDecision::Keep) => false,
-                Outcome::Done(FilterDecision::Drop) => {
-                    if let Some(slot) = &slot {
-                        slot.stats.drop_one();
-                    }
-                    return None;
-                }
-                Outcome::Done(FilterDecision::Replace(data)) => {
-                    match serde_json::from_str::<Value>(&data) {
-                        Ok(v @ Value::Object(_)) => {
-                            env.data = v;
-                            false
-                        }
-                        _ => {
-                            if let Some(slot) = &slot {
-                                self.failed(
-                                    slot,
-                                    active,
-                                    &CallFailure::BadOutput(
-                                        "`replace` data is not a JSON object".into(),
-                                    ),
-                                );
-                            }
-                            true
-                        }
-                    }
-                }
-                Outcome::Failed => true,
-            };
-            if failed && active.fails_closed() {
-                if let Some(slot) = &slot {
-                    slot.stats.drop_one();
-                }
-                return None;
-            }
-        }
-        Some(env)
     }
 
     /// Runs the message transforms bound to the session, in order, on a
@@ -195,7 +136,7 @@ impl Plugins {
             .iter()
             .find(|a| {
                 a.binding.covers(session_id)
-                    && self.slot(&a.binding.plugin_id).is_some_and(|s| {
+                    && a.slot.as_ref().is_some_and(|s| {
                         s.record
                             .lock()
                             .unwrap_or_else(|p| p.into_inner())
@@ -252,11 +193,5 @@ impl Plugins {
                     .map_err(|e| format!("the plugin's `{}` body is invalid: {e}", s.kind))
             })
             .collect()
-    }
-}
-
-impl EventFilter for Plugins {
-    fn filter(&self, envelope: Envelope) -> Option<Envelope> {
-        Plugins::filter(self, envelope)
     }
 }

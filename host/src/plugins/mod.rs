@@ -16,9 +16,12 @@
 mod binding_ops;
 mod bindings;
 pub mod config;
+pub mod directory;
 pub mod engine;
+mod filters;
 mod hooks;
 pub mod host;
+pub mod manifest;
 pub mod model;
 pub mod stats;
 
@@ -37,7 +40,7 @@ use crate::domain::time::unix_now;
 use crate::store::{Store, StoreError};
 use config::PluginConfig;
 use engine::{CallFailure, Hooks, LoadError, Loaded, PluginEngine, WORLD};
-use model::{Binding, FailurePolicy, Hook, PluginRecord, PluginStatus};
+use model::{Binding, FailurePolicy, Hook, PluginRecord, PluginStatus, Source};
 use stats::{Stats, StatsView};
 
 /// Why a plugin operation was refused.
@@ -60,13 +63,16 @@ pub enum PluginError {
         /// What is wrong.
         message: String,
     },
+    /// The plugin or binding is managed by the plugin directory.
+    #[error("{0}")]
+    Managed(String),
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
 }
 
 /// A plugin as the API shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct PluginView {
     /// The stored record.
     #[serde(flatten)]
@@ -83,18 +89,32 @@ struct Slot {
     quarantined: AtomicBool,
 }
 
-/// A binding ready for the hot path.
+/// A binding ready for the hot path, with its plugin's slot resolved.
 struct Active {
     binding: Binding,
     config_text: String,
+    /// `None` when the plugin is not loaded (a stored plugin that failed to load).
+    slot: Option<Arc<Slot>>,
+}
+
+/// The enabled bindings in chain order, rebuilt on every change.
+#[derive(Default)]
+struct Chains {
+    /// By hook; event filters here are the unscoped ones (run before fan-out).
+    by_hook: HashMap<Hook, Vec<Arc<Active>>>,
+    /// Event filters scoped to some webhooks (run per delivery).
+    scoped_filters: Vec<Arc<Active>>,
 }
 
 struct Inner {
     engine: PluginEngine,
     store: Store,
     slots: RwLock<HashMap<String, Arc<Slot>>>,
-    /// Enabled bindings by hook, in chain order.
-    chains: ArcSwap<HashMap<Hook, Vec<Arc<Active>>>>,
+    chains: ArcSwap<Chains>,
+    /// Bindings declared by plugin-directory manifests, by plugin id (not stored).
+    dir_bindings: RwLock<HashMap<String, Vec<Binding>>>,
+    /// What the directory watcher knows of each manifest.
+    directory: Mutex<directory::DirState>,
     /// Serializes admin changes.
     admin: Mutex<()>,
 }
@@ -137,7 +157,9 @@ impl Plugins {
                 engine,
                 store: store.clone(),
                 slots: RwLock::new(HashMap::new()),
-                chains: ArcSwap::from_pointee(HashMap::new()),
+                chains: ArcSwap::from_pointee(Chains::default()),
+                dir_bindings: RwLock::new(HashMap::new()),
+                directory: Mutex::new(directory::DirState::default()),
                 admin: Mutex::new(()),
             }),
         };
@@ -184,17 +206,38 @@ impl Plugins {
             .cloned()
     }
 
-    fn rebuild_chains(&self) -> Result<(), StoreError> {
+    /// The stored bindings and those of directory manifests.
+    fn all_bindings(&self) -> Result<Vec<Binding>, StoreError> {
         let mut all = self.inner.store.list_bindings()?;
+        let dir = self
+            .inner
+            .dir_bindings
+            .read()
+            .unwrap_or_else(|p| p.into_inner());
+        all.extend(dir.values().flatten().cloned());
+        Ok(all)
+    }
+
+    fn rebuild_chains(&self) -> Result<(), StoreError> {
+        let mut all = self.all_bindings()?;
         all.retain(|b| b.enabled);
         all.sort_by(|a, b| (a.order, a.created_at, &a.id).cmp(&(b.order, b.created_at, &b.id)));
-        let mut chains: HashMap<Hook, Vec<Arc<Active>>> = HashMap::new();
+        let mut chains = Chains::default();
         for b in all {
-            let config_text = b.config.to_string();
-            chains.entry(b.hook).or_default().push(Arc::new(Active {
+            let active = Arc::new(Active {
+                config_text: b.config.to_string(),
+                slot: self.slot(&b.plugin_id),
                 binding: b,
-                config_text,
-            }));
+            });
+            if active.binding.is_webhook_scoped() {
+                chains.scoped_filters.push(active);
+            } else {
+                chains
+                    .by_hook
+                    .entry(active.binding.hook)
+                    .or_default()
+                    .push(active);
+            }
         }
         self.inner.chains.store(Arc::new(chains));
         Ok(())
@@ -208,6 +251,23 @@ impl Plugins {
                 .unwrap_or_else(|p| p.into_inner())
                 .clone(),
             counters: slot.stats.view(),
+        }
+    }
+
+    /// Refuses API changes to a plugin the directory manages.
+    fn refuse_directory_plugin(
+        &self,
+        slot: &Slot,
+        id: &str,
+        what: &str,
+    ) -> Result<(), PluginError> {
+        let r = slot.record.lock().unwrap_or_else(|p| p.into_inner());
+        match (r.source, &r.manifest) {
+            (Source::Directory, manifest) => Err(PluginError::Managed(format!(
+                "plugin `{id}` is loaded from the plugin directory (manifest `{}`); {what} the file instead",
+                manifest.as_deref().unwrap_or("?")
+            ))),
+            (Source::Api, _) => Ok(()),
         }
     }
 
@@ -229,7 +289,8 @@ impl Plugins {
             updated_at: now,
             status: PluginStatus::Active,
             quarantined_reason: None,
-            source: None,
+            source: Source::Api,
+            manifest: None,
         };
         let _g = self.inner.admin.lock().unwrap_or_else(|p| p.into_inner());
         self.inner.store.put_plugin(&record, Some(bytes))?;
@@ -245,6 +306,7 @@ impl Plugins {
         let slot = self
             .slot(id)
             .ok_or_else(|| PluginError::NotFound(id.to_owned()))?;
+        self.refuse_directory_plugin(&slot, id, "replace")?;
         let (loaded, info, endpoints) = self.inner.engine.load(id, bytes, &self.inner.store)?;
         let hooks = hooks_of(info.hooks);
         let _g = self.inner.admin.lock().unwrap_or_else(|p| p.into_inner());
@@ -281,6 +343,9 @@ impl Plugins {
 
     /// Deletes a plugin and its bindings.
     pub fn delete(&self, id: &str) -> Result<(), PluginError> {
+        if let Some(slot) = self.slot(id) {
+            self.refuse_directory_plugin(&slot, id, "remove")?;
+        }
         let _g = self.inner.admin.lock().unwrap_or_else(|p| p.into_inner());
         let existed = self.inner.store.delete_plugin(id)?;
         let had = self.write_slots().remove(id).is_some();
@@ -303,7 +368,9 @@ impl Plugins {
             r.quarantined_reason = None;
             r.clone()
         };
-        self.inner.store.put_plugin(&record, None)?;
+        if record.source == Source::Api {
+            self.inner.store.put_plugin(&record, None)?;
+        }
         slot.stats.succeed();
         slot.quarantined.store(false, Ordering::Release);
         tracing::info!(plugin = %record.name, id, "plugin re-enabled");
@@ -358,7 +425,9 @@ impl Plugins {
                 r.quarantined_reason = Some(reason.clone());
                 r.clone()
             };
-            if let Err(e) = self.inner.store.put_plugin(&record, None) {
+            if record.source == Source::Api
+                && let Err(e) = self.inner.store.put_plugin(&record, None)
+            {
                 tracing::error!(plugin = %name, error = %e, "could not store the quarantine");
             }
             tracing::error!(plugin = %name, id = %record.id, %reason, "plugin quarantined; POST /api/v1/plugins/{{id}}/enable lifts it");

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// A hook a binding attaches a plugin to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Hook {
     /// Sees each event envelope before fan-out.
@@ -28,7 +28,7 @@ impl Hook {
 }
 
 /// What a binding does when its plugin traps, times out or runs out of memory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FailurePolicy {
     /// Let the event or send through as if the plugin were not there.
@@ -39,7 +39,7 @@ pub enum FailurePolicy {
 }
 
 /// Whether a plugin is called.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PluginStatus {
     /// Loaded and called by its bindings.
@@ -49,7 +49,7 @@ pub enum PluginStatus {
 }
 
 /// A stored plugin (its component bytes are kept apart).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct PluginRecord {
     /// Plugin id.
     pub id: String,
@@ -77,13 +77,28 @@ pub struct PluginRecord {
     /// Why it was quarantined.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quarantined_reason: Option<String>,
-    /// Set when loaded from the plugin directory: the file it came from.
+    /// Where it came from: an API upload or the plugin directory.
+    #[serde(default)]
+    pub source: Source,
+    /// Loaded from the plugin directory: the manifest's file name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source: Option<String>,
+    pub manifest: Option<String>,
+}
+
+/// Where a plugin or binding came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// Created through the admin API; stored in the database.
+    #[default]
+    Api,
+    /// Loaded from a manifest in the plugin directory; lives as long as the
+    /// file, and is changed by changing the file.
+    Directory,
 }
 
 /// Where a plugin applies.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Binding {
     /// Binding id.
     pub id: String,
@@ -112,6 +127,9 @@ pub struct Binding {
     /// Unix seconds of creation.
     #[serde(default)]
     pub created_at: i64,
+    /// Where it came from: the admin API or a plugin-directory manifest.
+    #[serde(default)]
+    pub source: Source,
 }
 
 fn empty_object() -> Value {
@@ -130,5 +148,18 @@ impl Binding {
                 .sessions
                 .as_ref()
                 .is_none_or(|s| s.iter().any(|x| x == session_id))
+    }
+
+    /// Whether it is a filter scoped to some webhooks only (it runs per
+    /// delivery, not once before fan-out).
+    pub fn is_webhook_scoped(&self) -> bool {
+        self.webhooks.is_some()
+    }
+
+    /// Whether it applies to deliveries to `webhook_id`.
+    pub fn covers_webhook(&self, webhook_id: &str) -> bool {
+        self.webhooks
+            .as_ref()
+            .is_some_and(|w| w.iter().any(|x| x == webhook_id))
     }
 }

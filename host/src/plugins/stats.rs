@@ -25,7 +25,7 @@ pub struct Stats {
 }
 
 /// What the API shows of [`Stats`].
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
 pub struct StatsView {
     /// Calls made.
     pub calls: u64,

@@ -82,6 +82,8 @@ struct Inner {
     sessions: Sessions,
     config: ScheduleConfig,
     wake: Arc<Wakeup>,
+    /// Whether the worker runs.
+    worker: crate::liveness::Liveness,
     /// When this scheduler was built, Unix ms (the wait limit of sends that
     /// came due during a downtime counts from here).
     started_ms: u64,
@@ -109,6 +111,7 @@ impl Scheduler {
                 sessions,
                 config,
                 wake: Arc::default(),
+                worker: Default::default(),
                 started_ms: now_ms(),
             }),
         }
@@ -121,7 +124,12 @@ impl Scheduler {
 
     /// Starts the worker; it stops on `cancel` (a send in flight is finished first).
     pub fn start(&self, cancel: CancellationToken, tasks: &TaskTracker) {
-        tasks.spawn(self.inner.clone().run(cancel));
+        tasks.spawn(self.inner.worker.watch(self.inner.clone().run(cancel)));
+    }
+
+    /// Whether the worker is running (false before `start`, after it stopped or failed).
+    pub fn worker_running(&self) -> bool {
+        self.inner.worker.is_running()
     }
 
     /// Stores a validated send for `send_at` (Unix seconds). `body` is the

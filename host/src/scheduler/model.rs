@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::domain::time::unix_now_ms;
 
 /// Where a scheduled send is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ScheduledStatus {
     /// Waiting for its time, for its session to be able to send, or for a retry.

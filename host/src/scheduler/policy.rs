@@ -33,7 +33,10 @@ pub fn classify(err: &SessionError) -> Outcome {
             Outcome::Retry(msg)
         }
         SessionError::Network(
-            NetworkError::Rejected(_) | NetworkError::NotFound(_) | NetworkError::InvalidState(_),
+            NetworkError::Rejected(_)
+            | NetworkError::NotFound(_)
+            | NetworkError::InvalidState(_)
+            | NetworkError::NotSupported(_),
         )
         | SessionError::Invalid { .. }
         | SessionError::AlreadyExists(_)

@@ -20,6 +20,24 @@ impl Store {
         if observations.is_empty() {
             return Ok(0);
         }
+        // Most observations (every message from a known sender) change
+        // nothing: a read transaction tells, and saves a durable commit.
+        let changes = self.read(|tx| {
+            let t = tx.open_table(CONTACTS)?;
+            for obs in observations {
+                let current: Option<StoredContact> = t
+                    .get((session_id, obs.jid.as_str()))?
+                    .map(|v| decode(v.value()))
+                    .transpose()?;
+                if merge(current.as_ref(), obs, source, now).is_some() {
+                    return Ok(true);
+                }
+            }
+            Ok(false)
+        })?;
+        if !changes {
+            return Ok(0);
+        }
         self.write(|tx| {
             let mut t = tx.open_table(CONTACTS)?;
             let mut changed = 0;

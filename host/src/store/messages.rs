@@ -5,15 +5,16 @@ use super::{Store, StoreResult, encode, next_seq, page_newest_first};
 use crate::domain::message::MessageRecord;
 
 impl Store {
-    /// Appends a message record to its session's history.
+    /// Appends a message record to its session's history; returns once it
+    /// is durably committed (in a group commit with concurrent writes,
+    /// blocking the thread until then).
     pub fn append_message(&self, record: &MessageRecord) -> StoreResult<()> {
-        let bytes = encode(record)?;
-        self.write(|tx| {
-            let seq = next_seq(tx, MESSAGE_SEQ_KEY)?;
-            tx.open_table(MESSAGES)?
-                .insert((record.session_id.as_str(), seq), bytes.as_slice())?;
-            Ok(())
-        })
+        self.write_grouped_blocking(append_job(record)?)
+    }
+
+    /// [`Store::append_message`] for async callers: awaits the group commit.
+    pub async fn append_message_async(&self, record: &MessageRecord) -> StoreResult<()> {
+        self.write_grouped(append_job(record)?).await
     }
 
     /// One page of a session's messages, newest first.
@@ -25,4 +26,18 @@ impl Store {
     ) -> StoreResult<Vec<MessageRecord>> {
         self.read(|tx| page_newest_first(tx, MESSAGES, session_id, offset, limit))
     }
+}
+
+/// The write of one message record, as a group-commit job.
+fn append_job(
+    record: &MessageRecord,
+) -> StoreResult<impl FnMut(&redb::WriteTransaction) -> StoreResult<()> + Send + 'static> {
+    let bytes = encode(record)?;
+    let session_id = record.session_id.clone();
+    Ok(move |tx: &redb::WriteTransaction| {
+        let seq = next_seq(tx, MESSAGE_SEQ_KEY)?;
+        tx.open_table(MESSAGES)?
+            .insert((session_id.as_str(), seq), bytes.as_slice())?;
+        Ok(())
+    })
 }

@@ -2,6 +2,7 @@
 //! directory). Every write is one transaction: a crash leaves either the whole
 //! change or none of it.
 
+mod batch;
 mod blasts;
 mod contacts;
 mod lid;
@@ -14,6 +15,7 @@ mod sim_account;
 mod sim_groups;
 pub mod tables;
 mod webhooks;
+pub mod whatsapp;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -82,6 +84,9 @@ pub type StoreResult<T> = Result<T, StoreError>;
 #[derive(Clone)]
 pub struct Store {
     db: Arc<Database>,
+    timings: crate::metrics::StoreTimings,
+    /// The group-commit writer (`batch.rs`).
+    batch: batch::GroupCommit,
 }
 
 impl std::fmt::Debug for Store {
@@ -100,7 +105,13 @@ impl Store {
             redb::DatabaseError::DatabaseAlreadyOpen => StoreError::AlreadyOpen(path.clone()),
             other => StoreError::Redb(other.into()),
         })?;
-        let store = Store { db: Arc::new(db) };
+        let db = Arc::new(db);
+        let batch = batch::GroupCommit::start(&db).map_err(|e| StoreError::Redb(e.into()))?;
+        let store = Store {
+            db,
+            timings: Default::default(),
+            batch,
+        };
         store.init_schema(&path)?;
         Ok(store)
     }
@@ -147,6 +158,7 @@ impl Store {
             tx.open_table(tables::PLUGIN_BLOBS)?;
             tx.open_table(tables::PLUGIN_BINDINGS)?;
             tx.open_table(tables::PLUGIN_KV)?;
+            whatsapp::create_tables(&tx)?;
         }
         tx.commit()?;
         Ok(())
@@ -167,10 +179,19 @@ impl Store {
         &self,
         f: impl FnOnce(&WriteTransaction) -> StoreResult<T>,
     ) -> StoreResult<T> {
+        let started = std::time::Instant::now();
         let tx = self.db.begin_write()?;
         let out = f(&tx)?;
         tx.commit()?;
+        self.timings
+            .write_seconds
+            .observe(started.elapsed().as_secs_f64());
         Ok(out)
+    }
+
+    /// The write-transaction timings (registered by the metrics module).
+    pub fn timings(&self) -> &crate::metrics::StoreTimings {
+        &self.timings
     }
 
     /// Runs `f` in a read transaction.

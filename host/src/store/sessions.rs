@@ -72,6 +72,7 @@ impl Store {
                 super::sim_account::delete_session_sim_account(tx, id)?;
                 super::blasts::delete_session_blasts(tx, id)?;
                 super::scheduled::delete_session_scheduled(tx, id)?;
+                super::whatsapp::delete_session_whatsapp(tx, id)?;
             }
             Ok(existed)
         })

@@ -9,7 +9,7 @@ use super::tables::{OUTBOX_SEQ_KEY, SIM_OUTBOX, SIM_OUTBOX_IDS, SIM_USERS};
 use super::{Store, StoreResult, decode, encode, next_seq, page_newest_first};
 
 /// A user of the simulated network who is not a session of this gateway.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct SimUser {
     /// Digits of the phone number.
     pub phone: String,
@@ -30,7 +30,7 @@ pub struct SimUser {
 }
 
 /// One message as the simulated network received it from a session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct OutboxEntry {
     /// The recipient JID.
     pub to: String,
@@ -75,17 +75,19 @@ impl Store {
         })
     }
 
-    /// Appends to a session's outbox.
+    /// Appends to a session's outbox; returns once it is durably committed
+    /// (in a group commit with concurrent writes, blocking the thread until then).
     pub fn append_outbox(&self, session_id: &str, entry: &OutboxEntry) -> StoreResult<()> {
-        let bytes = encode(entry)?;
-        self.write(|tx| {
-            let seq = next_seq(tx, OUTBOX_SEQ_KEY)?;
-            tx.open_table(SIM_OUTBOX)?
-                .insert((session_id, seq), bytes.as_slice())?;
-            tx.open_table(SIM_OUTBOX_IDS)?
-                .insert((session_id, entry.message_id.as_str()), seq)?;
-            Ok(())
-        })
+        self.write_grouped_blocking(outbox_job(session_id, entry)?)
+    }
+
+    /// [`Store::append_outbox`] for async callers: awaits the group commit.
+    pub async fn append_outbox_async(
+        &self,
+        session_id: &str,
+        entry: &OutboxEntry,
+    ) -> StoreResult<()> {
+        self.write_grouped(outbox_job(session_id, entry)?).await
     }
 
     /// The outbox entry a session sent under `message_id`, if any.
@@ -118,4 +120,21 @@ impl Store {
             Ok(page)
         })
     }
+}
+
+/// The write of one outbox entry (and its id index), as a group-commit job.
+fn outbox_job(
+    session_id: &str,
+    entry: &OutboxEntry,
+) -> StoreResult<impl FnMut(&redb::WriteTransaction) -> StoreResult<()> + Send + 'static> {
+    let bytes = encode(entry)?;
+    let (session_id, message_id) = (session_id.to_owned(), entry.message_id.clone());
+    Ok(move |tx: &redb::WriteTransaction| {
+        let seq = next_seq(tx, OUTBOX_SEQ_KEY)?;
+        tx.open_table(SIM_OUTBOX)?
+            .insert((session_id.as_str(), seq), bytes.as_slice())?;
+        tx.open_table(SIM_OUTBOX_IDS)?
+            .insert((session_id.as_str(), message_id.as_str()), seq)?;
+        Ok(())
+    })
 }

@@ -10,7 +10,7 @@ use super::tables::{ADDRESS_BOOK_SEQ_KEY, SIM_ADDRESS_BOOK, SIM_APP_STATE, SIM_T
 use super::{Store, StoreResult, decode, delete_session_keys, encode, next_seq};
 
 /// One entry of a sim account's address book.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct SimAddressEntry {
     /// Phone digits of the contact.
     pub phone: String,

@@ -129,3 +129,24 @@ pub const PLUGIN_BINDINGS: TableDefinition<&str, &[u8]> =
 
 /// Each plugin's private key-value store: (plugin id, key) → value.
 pub const PLUGIN_KV: TableDefinition<(&str, &str), &[u8]> = TableDefinition::new("plugin_kv_v1");
+
+/// WhatsApp backend: the device record (identity, keys, account) of each
+/// session, session id → device document.
+pub const WA_DEVICE: TableDefinition<&str, &[u8]> = TableDefinition::new("wa_device_v1");
+
+/// WhatsApp backend: Signal protocol state (identities, sessions, pre-keys,
+/// signed pre-keys, sender keys), (session id, kind, key) → record bytes.
+pub const WA_SIGNAL: TableDefinition<(&str, &str, &[u8]), &[u8]> =
+    TableDefinition::new("wa_signal_v1");
+
+/// WhatsApp backend: app-state sync keys, collection versions and mutation
+/// MACs, (session id, kind, key) → bytes.
+pub const WA_APP_STATE: TableDefinition<(&str, &str, &[u8]), &[u8]> =
+    TableDefinition::new("wa_app_state_v1");
+
+/// WhatsApp backend: protocol bookkeeping (sender-key devices, lid/phone
+/// mapping, base keys, device lists, group metadata, trust tokens, sent
+/// messages kept for retries, pending inbound, message secrets),
+/// (session id, kind, key) → bytes.
+pub const WA_PROTOCOL: TableDefinition<(&str, &str, &[u8]), &[u8]> =
+    TableDefinition::new("wa_protocol_v1");

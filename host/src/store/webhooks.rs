@@ -1,6 +1,6 @@
 //! Webhooks and their dead-letter queue (`webhook_dlq`).
 
-use redb::ReadableTable;
+use redb::{ReadableTable, ReadableTableMetadata};
 
 use super::tables::{DLQ_SEQ_KEY, WEBHOOK_DLQ, WEBHOOKS};
 use super::{Store, StoreResult, decode, encode, next_seq, page_newest_first};
@@ -55,6 +55,11 @@ impl Store {
             }
             Ok(())
         })
+    }
+
+    /// How many dead-letter entries every session holds together.
+    pub fn count_dlq(&self) -> StoreResult<u64> {
+        self.read(|tx| Ok(tx.open_table(WEBHOOK_DLQ)?.len()?))
     }
 
     /// A session's dead-letter entries, newest first.

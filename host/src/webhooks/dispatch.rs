@@ -22,6 +22,7 @@ use super::signing::{
 };
 use super::target::check_destination;
 use crate::domain::time::unix_now;
+use crate::metrics::WebhookCounters;
 use crate::store::Store;
 
 /// One event on its way to one URL.
@@ -63,6 +64,7 @@ struct Shared {
     retired_webhooks: Mutex<HashSet<String>>,
     tasks: TaskTracker,
     cancel: CancellationToken,
+    counters: WebhookCounters,
 }
 
 /// The delivery engine; cheap to clone.
@@ -102,6 +104,7 @@ impl Dispatcher {
                 retired_webhooks: Mutex::new(HashSet::new()),
                 tasks,
                 cancel,
+                counters: WebhookCounters::default(),
             }),
         }
     }
@@ -168,7 +171,10 @@ impl Dispatcher {
             .or_default()
             .admit(Instant::now())
         {
-            Admit::Skip => return,
+            Admit::Skip => {
+                self.shared.counters.skipped.inc();
+                return;
+            }
             Admit::Probe => delivery.probe = true,
             Admit::Deliver => {}
         }
@@ -242,6 +248,7 @@ impl Dispatcher {
         let now = Instant::now();
         match outcome {
             Ok(()) => {
+                self.shared.counters.delivered.inc();
                 let t = self
                     .circuits()
                     .entry(d.url.clone())
@@ -252,6 +259,7 @@ impl Dispatcher {
                 }
             }
             Err(f) => {
+                self.shared.counters.failed.inc();
                 let policy = self.shared.policy;
                 let t = self
                     .circuits()
@@ -272,6 +280,7 @@ impl Dispatcher {
     }
 
     fn schedule_retry(&self, d: Delivery, last_error: String) {
+        self.shared.counters.retries.inc();
         let delay = self.shared.config.retry_delay(d.attempts + 1);
         let this = self.clone();
         self.shared.tasks.spawn(async move {
@@ -354,6 +363,7 @@ impl Dispatcher {
             secret: d.secret,
             delivery_id: d.delivery_id,
         };
+        self.shared.counters.dead_lettered.inc();
         tracing::warn!(session = %entry.session_id, url = %entry.webhook_url, event = %entry.event, attempts = entry.attempts, error = %entry.last_error, "webhook delivery dead-lettered");
         if let Err(e) = self
             .shared
@@ -367,6 +377,26 @@ impl Dispatcher {
     /// Whether a URL is suspended or probing.
     pub fn is_open(&self, url: &str) -> bool {
         self.circuits().get(url).is_some_and(Circuit::is_open)
+    }
+
+    /// How many URLs are suspended or probing.
+    pub fn suspended_urls(&self) -> usize {
+        self.circuits().values().filter(|c| c.is_open()).count()
+    }
+
+    /// How many per-URL workers have stopped while the engine still runs
+    /// (a worker only stops on shutdown, unless it failed).
+    pub fn stopped_workers(&self) -> usize {
+        if self.shared.cancel.is_cancelled() {
+            return 0;
+        }
+        let queues = self.shared.queues.lock().unwrap_or_else(|p| p.into_inner());
+        queues.values().filter(|q| q.is_closed()).count()
+    }
+
+    /// The delivery counters.
+    pub fn counters(&self) -> &WebhookCounters {
+        &self.shared.counters
     }
 
     /// Clears a URL's suspension at once.

@@ -22,7 +22,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::domain::event::{Envelope, EventName};
 use crate::domain::time::unix_now;
-use crate::events::Subscriber;
+use crate::events::{EventFilter, Subscriber};
 use crate::store::{Store, StoreError};
 use circuit::Health;
 use config::WebhookConfig;
@@ -72,6 +72,8 @@ struct Inner {
     config: WebhookConfig,
     by_session: RwLock<HashMap<String, Arc<[Webhook]>>>,
     dispatcher: Dispatcher,
+    /// Filters scoped to single webhooks (plugin bindings with `webhooks`).
+    scoped: std::sync::OnceLock<Arc<dyn EventFilter>>,
 }
 
 /// The webhook registry and delivery engine; cheap to clone.
@@ -88,7 +90,7 @@ impl Webhooks {
         cancel: CancellationToken,
         tasks: TaskTracker,
     ) -> anyhow::Result<Self> {
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        crate::install_crypto_provider();
         let mut builder = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(config.timeout)
@@ -117,8 +119,16 @@ impl Webhooks {
                 config,
                 by_session: RwLock::new(by_session),
                 dispatcher,
+                scoped: std::sync::OnceLock::new(),
             }),
         })
+    }
+
+    /// Sets the filters scoped to single webhooks, run per delivery (once).
+    pub fn set_scoped_filter(&self, filter: Arc<dyn EventFilter>) {
+        if self.inner.scoped.set(filter).is_err() {
+            tracing::warn!("the webhook-scoped filter was already set");
+        }
     }
 
     fn hooks(&self, session_id: &str) -> Arc<[Webhook]> {
@@ -269,6 +279,21 @@ impl Webhooks {
             .collect()
     }
 
+    /// How many webhook URLs are suspended or probing.
+    pub fn suspended_urls(&self) -> usize {
+        self.inner.dispatcher.suspended_urls()
+    }
+
+    /// Whether every delivery worker that was started is still running.
+    pub fn workers_running(&self) -> bool {
+        self.inner.dispatcher.stopped_workers() == 0
+    }
+
+    /// The delivery counters (registered by the metrics module).
+    pub fn counters(&self) -> &crate::metrics::WebhookCounters {
+        self.inner.dispatcher.counters()
+    }
+
     /// Forgets a deleted session: its cached webhooks (the store cascade removed
     /// the rows) and every delivery of it still queued or waiting for a retry.
     pub fn forget_session(&self, session_id: &str) {
@@ -307,9 +332,25 @@ impl Subscriber for Webhooks {
             .iter()
             .filter(|h| h.enabled && h.wants(envelope.event))
         {
-            let body = match &payload {
-                Some(p) => p.clone(),
-                None => match serde_json::to_vec(envelope.as_ref()) {
+            // A filter scoped to this webhook may change or drop what it gets.
+            let own = match self.inner.scoped.get() {
+                Some(f) => match f.filter_for_webhook(&hook.id, envelope) {
+                    None => continue,
+                    Some(e) if Arc::ptr_eq(&e, envelope) => None,
+                    Some(e) => Some(e),
+                },
+                None => None,
+            };
+            let body = match (&own, &payload) {
+                (Some(e), _) => match serde_json::to_vec(e.as_ref()) {
+                    Ok(v) => Bytes::from(v),
+                    Err(e) => {
+                        tracing::error!(error = %e, "could not serialize an envelope");
+                        continue;
+                    }
+                },
+                (None, Some(p)) => p.clone(),
+                (None, None) => match serde_json::to_vec(envelope.as_ref()) {
                     Ok(v) => payload.insert(Bytes::from(v)).clone(),
                     Err(e) => {
                         tracing::error!(error = %e, "could not serialize an envelope");

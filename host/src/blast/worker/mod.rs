@@ -53,6 +53,7 @@ pub(super) struct Parts {
     pub config: BlastConfig,
     pub waker: Arc<Waker>,
     pub plugins: Option<Plugins>,
+    pub counters: crate::metrics::BlastCounters,
 }
 
 /// Whether a job's session can send now.

@@ -36,6 +36,14 @@ impl Worker {
             .store
             .finish_blast_send(sid, seq, id, &outcome, unix_now())?;
 
+        let counter = match outcome {
+            SendOutcome::Sent { .. } => Some(&self.p.counters.sent),
+            SendOutcome::Failed { .. } => Some(&self.p.counters.failed),
+            SendOutcome::NotAttempted => None,
+        };
+        if let Some(c) = counter {
+            c.inc();
+        }
         let key = (sid.to_owned(), seq);
         if outcome == SendOutcome::NotAttempted {
             self.cursors.insert(key, id - 1);

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::network::account::{Collection, SpamReport};
 
 /// How the sim fails an app-state fetch of one collection (set in [`super::Faults`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AppStateFault {
     /// The server refuses the collection (as a 400/404): `fatal`.

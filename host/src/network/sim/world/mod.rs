@@ -34,7 +34,7 @@ use crate::store::{OutboxEntry, SimUser, Store};
 use account_memory::AppStateFault;
 
 /// Send faults of one session, set through the control API.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Faults {
     /// Sends to these JIDs fail.
@@ -302,7 +302,10 @@ impl World {
             message_id: message_id.clone(),
             timestamp,
         };
-        self.store.append_outbox(id, &entry).map_err(internal)?;
+        self.store
+            .append_outbox_async(id, &entry)
+            .await
+            .map_err(internal)?;
         let chat = if to.is_group() { &to_str } else { &me.jid };
         let push_name = me.push_name.clone().unwrap_or_else(|| me.phone.clone());
         let sender = Sender {

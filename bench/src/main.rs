@@ -1,0 +1,264 @@
+//! `switchboard-bench`: starts the gateway in-process on the sim network
+//! with a temporary data directory, drives its hot paths, and prints one
+//! Markdown table with each figure beside the ceiling measured in the same
+//! run (an axum hello-world behind the same bearer auth, raw signed POSTs to
+//! the same receiver), the target ratio, and PASS/MISS.
+//!
+//! Usage: `switchboard-bench [--quick] [p1 p2 p3 p4 p5]` (no sections: all).
+//! `just bench` runs it in the `bench` cargo profile. The gateway runs on a
+//! runtime of its own with two worker threads, the load generators and the
+//! receiver on another two: on a 2-core machine they share the cores, as
+//! they do for the ceilings, which is why every target is a ratio.
+
+mod ceilings;
+mod gateway;
+mod load;
+mod p1_pipeline;
+mod p2_plugins;
+mod p3_rest;
+mod p4_blast;
+mod p5_scale;
+mod receiver;
+mod stats;
+
+use std::time::{Duration, Instant};
+
+use stats::{Goal, Row, ms, us};
+
+/// The keyword-router component (`plugins/keyword-router`), built by build.rs.
+pub const KEYWORD_ROUTER: &str = env!("BENCH_PLUGIN_KEYWORD_ROUTER");
+/// The redactor component (`plugins/redactor`), built by build.rs.
+pub const REDACTOR: &str = env!("BENCH_PLUGIN_REDACTOR");
+
+/// How long and how large the run is.
+struct Plan {
+    quick: bool,
+    sections: Vec<String>,
+    load_for: Duration,
+    sessions: usize,
+    plugin_calls: usize,
+}
+
+impl Plan {
+    fn from_args() -> anyhow::Result<Plan> {
+        let mut quick = false;
+        let mut sections = Vec::new();
+        for a in std::env::args().skip(1) {
+            match a.as_str() {
+                "--quick" | "-q" => quick = true,
+                "p1" | "p2" | "p3" | "p4" | "p5" => sections.push(a),
+                "-h" | "--help" => {
+                    println!("switchboard-bench [--quick] [p1 p2 p3 p4 p5]");
+                    std::process::exit(0);
+                }
+                other => anyhow::bail!("unknown argument {other:?}; try --help"),
+            }
+        }
+        Ok(Plan {
+            quick,
+            sections,
+            load_for: Duration::from_secs(if quick { 1 } else { 3 }),
+            sessions: if quick { 2_000 } else { 10_000 },
+            plugin_calls: if quick { 20_000 } else { 100_000 },
+        })
+    }
+
+    fn runs(&self, section: &str) -> bool {
+        self.sections.is_empty() || self.sections.iter().any(|s| s == section)
+    }
+}
+
+fn main() -> anyhow::Result<()> {
+    let plan = Plan::from_args()?;
+    let server = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("gateway")
+        .enable_all()
+        .build()?;
+    let client = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("load")
+        .enable_all()
+        .build()?;
+    let started = Instant::now();
+    let rows = client.block_on(run(&plan, server.handle().clone()))?;
+    println!();
+    println!("{}", stats::render(&rows));
+    println!(
+        "{} run, {:.0} s, {} cores; figures are ratios to ceilings measured in this run.",
+        if plan.quick { "quick" } else { "full" },
+        started.elapsed().as_secs_f64(),
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+    );
+    server.shutdown_timeout(Duration::from_secs(5));
+    Ok(())
+}
+
+async fn run(plan: &Plan, server: tokio::runtime::Handle) -> anyhow::Result<Vec<Row>> {
+    let http = load::client();
+    let receiver = receiver::Receiver::start().await?;
+    let mut rows = Vec::new();
+
+    eprintln!("ceilings: axum hello-world with bearer auth, raw signed POSTs …");
+    let hello_base = server
+        .spawn(ceilings::hello_world(gateway::TOKEN))
+        .await??;
+    let hello = ceilings::hello_load(&http, &hello_base, gateway::TOKEN, 64, plan.load_for).await;
+    let raw = ceilings::raw_signed_posts(&http, &receiver, 32, plan.load_for).await;
+    rows.push(Row::absolute(
+        "Ceiling: axum hello-world + bearer auth",
+        hello.rate(),
+        "req/s",
+        Goal::Info,
+        0.0,
+    ));
+    rows.push(Row::absolute(
+        "Ceiling: signed 1 KB POSTs to the receiver",
+        raw.rate(),
+        "req/s",
+        Goal::Info,
+        0.0,
+    ));
+
+    let gw = gateway::Gateway::start(&server).await?;
+    if plan.runs("p1") {
+        eprintln!("P1: inbound pipeline …");
+        let mut fx = p1_pipeline::Fixture::new(&gw, &receiver).await?;
+        for (filters, target) in [(0, Some(0.40)), (1, None), (3, Some(0.35))] {
+            fx.bind(&gw, filters).await?;
+            let p = fx
+                .run(&gw, &http, &receiver, plan.load_for, plan.load_for)
+                .await?;
+            let name = format!("P1 pipeline, {filters} filter(s): events/s");
+            rows.push(match target {
+                Some(t) => Row::ratio(&name, p.rate, "ev/s", raw.rate(), t),
+                None => Row::absolute(&name, p.rate, "ev/s", Goal::Info, 0.0)
+                    .with_ceiling(raw.rate(), "ev/s"),
+            });
+            rows.push(Row::absolute(
+                &format!(
+                    "P1 {filters} filter(s): p99 inject→receipt at {:.0}/s (p50 {:.2} ms)",
+                    p.paced,
+                    ms(p.p50)
+                ),
+                ms(p.p99),
+                "ms",
+                Goal::AtMost,
+                10.0,
+            ));
+        }
+    }
+    if plan.runs("p2") {
+        eprintln!("P2: plugin call cost …");
+        let calls = plan.plugin_calls;
+        let (one, three) = tokio::task::spawn_blocking(move || p2_plugins::run(calls)).await??;
+        rows.push(Row::absolute(
+            &format!("P2 one filter, 1 KB event: p50 (p99 {:.2} µs)", us(one.p99)),
+            us(one.p50),
+            "µs",
+            Goal::AtMost,
+            1.5,
+        ));
+        rows.push(Row::absolute(
+            &format!("P2 chain of three: p99 (p50 {:.2} µs)", us(three.p50)),
+            us(three.p99),
+            "µs",
+            Goal::AtMost,
+            5.0,
+        ));
+    }
+    if plan.runs("p3") {
+        eprintln!("P3: REST reads and writes …");
+        gw.paired(p3_rest::SESSION).await?;
+        let mut r = p3_rest::reads(&gw, &http, 64, plan.load_for).await;
+        rows.push(Row::ratio(
+            "P3 read (session status), 64 clients",
+            r.rate(),
+            "req/s",
+            hello.rate(),
+            0.60,
+        ));
+        rows.push(Row::absolute(
+            &format!("P3 read p99 ({} errors)", r.errors),
+            ms(r.latencies.percentile(99.0)),
+            "ms",
+            Goal::Info,
+            0.0,
+        ));
+        let mut w = p3_rest::writes(&gw, &http, 64, plan.load_for).await;
+        rows.push(
+            Row::absolute(
+                "P3 write (send text on sim), 64 clients",
+                w.rate(),
+                "req/s",
+                Goal::AtLeast,
+                10_000.0,
+            )
+            .with_ceiling(hello.rate(), "req/s"),
+        );
+        rows.push(Row::absolute(
+            &format!("P3 write p99 ({} errors)", w.errors),
+            ms(w.latencies.percentile(99.0)),
+            "ms",
+            Goal::Info,
+            0.0,
+        ));
+    }
+    if plan.runs("p4") {
+        eprintln!("P4: blasts …");
+        let b = p4_blast::run(&gw, &http, 100_000, if plan.quick { 50 } else { 200 }).await?;
+        rows.push(Row::absolute(
+            "P4 create, 100,000 recipients: time to answer",
+            b.create.as_secs_f64(),
+            "s",
+            Goal::AtMost,
+            1.0,
+        ));
+        rows.push(Row::absolute(
+            &format!("P4 p99 of {} status reads during the create", b.reads),
+            ms(b.read_p99),
+            "ms",
+            Goal::AtMost,
+            50.0,
+        ));
+        rows.push(Row::absolute(
+            "P4 worker overhead per send beyond delay_ms",
+            ms(b.overhead),
+            "ms",
+            Goal::Info,
+            0.0,
+        ));
+    }
+    gw.stop().await?;
+    if plan.runs("p5") {
+        eprintln!("P5: {} idle sessions …", plan.sessions);
+        let mut gw = gateway::Gateway::start(&server).await?;
+        let s = p5_scale::run(&mut gw, plan.sessions).await?;
+        rows.push(Row::absolute(
+            &format!("P5 memory per idle session at {}", plan.sessions),
+            s.bytes_per_session / 1024.0,
+            "KB",
+            Goal::AtMost,
+            100.0,
+        ));
+        rows.push(Row::absolute(
+            &format!(
+                "P5 restart to ready, {} sessions + 10 plugins",
+                plan.sessions
+            ),
+            s.ready.as_secs_f64(),
+            "s",
+            Goal::AtMost,
+            2.0,
+        ));
+        rows.push(Row::absolute(
+            "P5 restart until every session is logged_in",
+            s.all_logged_in.as_secs_f64(),
+            "s",
+            Goal::Info,
+            0.0,
+        ));
+        gw.stop().await?;
+    }
+    Ok(rows)
+}

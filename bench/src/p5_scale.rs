@@ -1,0 +1,95 @@
+//! P5, scale: the resident memory each idle, logged-in sim session costs at
+//! `n` sessions (VmRSS of this process before and after, from
+//! `/proc/self/status`; the gateway runs in-process), and the time a restart
+//! takes until the API answers with those sessions and ten plugins stored.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::bail;
+
+use crate::gateway::Gateway;
+
+/// P5's figures.
+#[derive(Debug)]
+pub struct ScaleFigures {
+    /// Resident bytes per session.
+    pub bytes_per_session: f64,
+    /// Restart until `/health` answers.
+    pub ready: Duration,
+    /// Restart until every session is `logged_in` again.
+    pub all_logged_in: Duration,
+}
+
+/// Creates `n` sessions on a fresh gateway, then restarts it with ten plugins.
+pub async fn run(gw: &mut Gateway, n: usize) -> anyhow::Result<ScaleFigures> {
+    let rss_before = rss_bytes()?;
+    let next = Arc::new(AtomicUsize::new(0));
+    let gw_ref: &Gateway = gw;
+    let workers = (0..16).map(|_| {
+        let next = next.clone();
+        async move {
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    return Ok::<_, anyhow::Error>(());
+                }
+                gw_ref.create_and_connect(&format!("idle-{i:05}")).await?;
+            }
+        }
+    });
+    for r in futures_util::future::join_all(workers).await {
+        r?;
+    }
+    wait_all_logged_in(gw, n, Duration::from_secs(120)).await?;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let rss_after = rss_bytes()?;
+
+    for i in 0..10 {
+        let (path, name) = if i % 2 == 0 {
+            (crate::KEYWORD_ROUTER, format!("router-{i}"))
+        } else {
+            (crate::REDACTOR, format!("redactor-{i}"))
+        };
+        gw.upload_plugin(&std::fs::read(path)?, &name).await?;
+    }
+    let t = Instant::now();
+    let ready = gw.restart().await?;
+    wait_all_logged_in(gw, n, Duration::from_secs(120)).await?;
+    Ok(ScaleFigures {
+        bytes_per_session: rss_after.saturating_sub(rss_before) as f64 / n as f64,
+        ready,
+        all_logged_in: t.elapsed(),
+    })
+}
+
+/// Waits until the session list shows `n` sessions `logged_in`.
+async fn wait_all_logged_in(gw: &Gateway, n: usize, patience: Duration) -> anyhow::Result<()> {
+    let deadline = Instant::now() + patience;
+    loop {
+        let list = gw.get("/api/v1/sessions").await?;
+        let logged_in = list["sessions"].as_array().map_or(0, |a| {
+            a.iter().filter(|s| s["status"] == "logged_in").count()
+        });
+        if logged_in >= n {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            bail!("only {logged_in} of {n} sessions logged in");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// This process's resident set size, from `/proc/self/status`.
+pub fn rss_bytes() -> anyhow::Result<u64> {
+    let status = std::fs::read_to_string("/proc/self/status")?;
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| anyhow::anyhow!("no VmRSS in /proc/self/status"))?;
+    Ok(kb * 1024)
+}

@@ -1,0 +1,107 @@
+//! HTTP request metrics: counts by method, route template and status, and a
+//! latency histogram by method and route. Routes are the templates axum
+//! matched (`/api/v1/sessions/{id}`), never raw paths, so the number of
+//! series stays bounded; requests that matched no route share one label.
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+/// The `route` label of requests that matched no route.
+pub const UNMATCHED_ROUTE: &str = "unmatched";
+
+/// Labels of the request counter.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct RequestLabels {
+    method: String,
+    route: String,
+    status: u16,
+}
+
+/// Labels of the latency histogram.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct RouteLabels {
+    method: String,
+    route: String,
+}
+
+fn latency_histogram() -> Histogram {
+    // 100 µs … ~26 s, doubling.
+    Histogram::new(exponential_buckets(0.000_1, 2.0, 19))
+}
+
+/// The HTTP metric families; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct HttpMetrics {
+    requests: Family<RequestLabels, Counter>,
+    latency: Family<RouteLabels, Histogram>,
+}
+
+impl Default for HttpMetrics {
+    fn default() -> Self {
+        Self {
+            requests: Family::default(),
+            latency: Family::new_with_constructor(latency_histogram),
+        }
+    }
+}
+
+impl HttpMetrics {
+    /// Records one finished request.
+    pub fn observe(&self, method: &str, route: &str, status: u16, seconds: f64) {
+        let method = method.to_owned();
+        let route = route.to_owned();
+        self.latency
+            .get_or_create(&RouteLabels {
+                method: method.clone(),
+                route: route.clone(),
+            })
+            .observe(seconds);
+        self.requests
+            .get_or_create(&RequestLabels {
+                method,
+                route,
+                status,
+            })
+            .inc();
+    }
+
+    pub(super) fn register(&self, r: &mut Registry) {
+        r.register(
+            "switchboard_http_requests",
+            "HTTP requests answered, by method, route template and status",
+            self.requests.clone(),
+        );
+        r.register(
+            "switchboard_http_request_duration_seconds",
+            "Time to answer HTTP requests (until the response head), by method and route template",
+            self.latency.clone(),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_are_counted_by_route_template_and_status() {
+        let m = HttpMetrics::default();
+        m.observe("GET", "/api/v1/sessions/{id}", 200, 0.001);
+        m.observe("GET", "/api/v1/sessions/{id}", 200, 0.002);
+        m.observe("GET", UNMATCHED_ROUTE, 404, 0.001);
+        let mut r = Registry::default();
+        m.register(&mut r);
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &r).unwrap();
+        assert!(text.contains(
+            "switchboard_http_requests_total{method=\"GET\",route=\"/api/v1/sessions/{id}\",status=\"200\"} 2"
+        ));
+        assert!(text.contains(
+            "switchboard_http_request_duration_seconds_count{method=\"GET\",route=\"/api/v1/sessions/{id}\"} 2"
+        ));
+        assert!(text.contains("route=\"unmatched\",status=\"404\""));
+    }
+}

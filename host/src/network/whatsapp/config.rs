@@ -1,0 +1,40 @@
+//! Knobs of the `whatsapp` backend (built in every configuration so `Config`
+//! has one shape; they only matter with the `whatsapp` feature).
+
+/// How whatsapp clients are built.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WhatsAppConfig {
+    /// The chat server's websocket URL; `None` is the crate's default
+    /// (`wss://web.whatsapp.com/ws/chat`). Tests point it at a closed local
+    /// port so nothing reaches out (`SWITCHBOARD_WHATSAPP_WS_URL`).
+    pub ws_url: Option<String>,
+    /// The WhatsApp Web version to announce, `primary.secondary.tertiary`;
+    /// `None` fetches the current one from web.whatsapp.com once a day
+    /// (`SWITCHBOARD_WHATSAPP_VERSION`).
+    pub version: Option<(u32, u32, u32)>,
+}
+
+/// Parses a version `2.3000.1023456789` (the flag's value parser).
+pub fn parse_version(s: &str) -> Result<(u32, u32, u32), String> {
+    let parts: Vec<&str> = s.trim().split('.').collect();
+    let [p, s2, t] = parts.as_slice() else {
+        return Err(format!("`{s}` is not a version like 2.3000.1023456789"));
+    };
+    let num = |x: &str| {
+        x.parse::<u32>()
+            .map_err(|_| format!("`{x}` in `{s}` is not a number"))
+    };
+    Ok((num(p)?, num(s2)?, num(t)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_version_has_three_numbers() {
+        assert_eq!(parse_version("2.3000.1023"), Ok((2, 3000, 1023)));
+        assert!(parse_version("2.3000").is_err());
+        assert!(parse_version("2.x.1").is_err());
+    }
+}

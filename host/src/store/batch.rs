@@ -1,0 +1,273 @@
+//! Group commit: concurrent writes share one durable redb transaction.
+//!
+//! A durable commit (an fsync) costs far more than the inserts it makes
+//! durable, so one commit per request caps the store at a few thousand
+//! writes per second however small they are. [`GroupCommit`] queues write
+//! jobs for one writer thread, which takes everything queued at that moment
+//! (up to [`MAX_BATCH`]), runs the jobs in order in one write transaction,
+//! commits it, and only then answers each job. Nothing is answered before
+//! its commit, so a caller that answers HTTP 200 after
+//! [`Store::write_grouped`] keeps its durability promise, and a batch costs
+//! one fsync instead of one per job.
+//!
+//! One failing job must not fail its neighbours: when any job of a batch
+//! fails, the batch transaction is dropped (aborted, nothing written) and
+//! each job runs again in a transaction of its own, so every job gets
+//! exactly the answer it would have got alone. Jobs are therefore `FnMut`
+//! and must not keep side effects outside the transaction.
+
+use std::sync::{Arc, Mutex, Weak, mpsc};
+
+use redb::{Database, WriteTransaction};
+
+use super::{Store, StoreError, StoreResult};
+
+/// Most jobs one transaction takes.
+pub const MAX_BATCH: usize = 1;
+
+/// A queued write: runs inside the batch transaction.
+type Job = Box<dyn FnMut(&WriteTransaction) -> StoreResult<()> + Send>;
+
+/// A job and where its answer goes.
+struct Pending {
+    job: Job,
+    done: Reply,
+}
+
+/// The answer channel: a future for async callers, a blocking one otherwise.
+enum Reply {
+    Async(tokio::sync::oneshot::Sender<StoreResult<()>>),
+    Blocking(mpsc::SyncSender<StoreResult<()>>),
+}
+
+impl Reply {
+    fn send(self, result: StoreResult<()>) {
+        // A caller that stopped waiting has nothing to be told.
+        let _ = match self {
+            Reply::Async(tx) => tx.send(result).map_err(|_| ()),
+            Reply::Blocking(tx) => tx.send(result).map_err(|_| ()),
+        };
+    }
+}
+
+/// The queue of the writer thread; cheap to clone. The thread stops when
+/// the last handle is dropped, and holds the database only while it commits
+/// a batch, so dropping the last [`Store`] still closes the file.
+#[derive(Clone)]
+pub(crate) struct GroupCommit {
+    queue: mpsc::Sender<Pending>,
+}
+
+impl GroupCommit {
+    /// Starts the writer thread of `db`.
+    pub(crate) fn start(db: &Arc<Database>) -> std::io::Result<GroupCommit> {
+        let (queue, jobs) = mpsc::channel();
+        let db = Arc::downgrade(db);
+        std::thread::Builder::new()
+            .name("store-writer".into())
+            .spawn(move || writer(&db, &jobs))?;
+        Ok(GroupCommit { queue })
+    }
+
+    fn submit(&self, job: Job, done: Reply) {
+        if let Err(mpsc::SendError(p)) = self.queue.send(Pending { job, done }) {
+            p.done.send(Err(stopped()));
+        }
+    }
+}
+
+impl Store {
+    /// Runs `f` in a write transaction shared with other concurrent writes
+    /// and resolves once that transaction is durably committed; nothing of
+    /// `f` is written if it fails. `f` may run twice (see the module docs).
+    pub(crate) async fn write_grouped<T: Send + 'static>(
+        &self,
+        f: impl FnMut(&WriteTransaction) -> StoreResult<T> + Send + 'static,
+    ) -> StoreResult<T> {
+        let (job, slot) = job(f);
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.batch.submit(job, Reply::Async(tx));
+        rx.await.map_err(|_| stopped())??;
+        take(&slot)
+    }
+
+    /// [`Store::write_grouped`] for callers that are not async: blocks the
+    /// thread until the commit.
+    pub(crate) fn write_grouped_blocking<T: Send + 'static>(
+        &self,
+        f: impl FnMut(&WriteTransaction) -> StoreResult<T> + Send + 'static,
+    ) -> StoreResult<T> {
+        let (job, slot) = job(f);
+        let (tx, rx) = mpsc::sync_channel(1);
+        self.batch.submit(job, Reply::Blocking(tx));
+        rx.recv().map_err(|_| stopped())??;
+        take(&slot)
+    }
+}
+
+type Slot<T> = Arc<Mutex<Option<T>>>;
+
+/// Boxes `f` as a job that leaves its value in a slot.
+fn job<T: Send + 'static>(
+    mut f: impl FnMut(&WriteTransaction) -> StoreResult<T> + Send + 'static,
+) -> (Job, Slot<T>) {
+    let slot: Slot<T> = Arc::new(Mutex::new(None));
+    let out = slot.clone();
+    let job: Job = Box::new(move |tx| {
+        let v = f(tx)?;
+        *out.lock().unwrap_or_else(|p| p.into_inner()) = Some(v);
+        Ok(())
+    });
+    (job, slot)
+}
+
+fn take<T>(slot: &Slot<T>) -> StoreResult<T> {
+    slot.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+        .ok_or_else(stopped)
+}
+
+/// The error of a write the writer could not take.
+fn stopped() -> StoreError {
+    StoreError::Redb(redb::Error::Io(std::io::Error::other(
+        "the store's writer has stopped",
+    )))
+}
+
+/// The writer thread: one batch after another until every handle is gone.
+fn writer(db: &Weak<Database>, jobs: &mpsc::Receiver<Pending>) {
+    while let Ok(first) = jobs.recv() {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match jobs.try_recv() {
+                Ok(p) => batch.push(p),
+                Err(_) => break,
+            }
+        }
+        let answers = match db.upgrade() {
+            Some(db) => commit(&db, batch),
+            None => batch
+                .into_iter()
+                .map(|p| (p.done, Err(stopped())))
+                .collect(),
+        };
+        // Answered only once the database handle is released, so a caller
+        // that drops the last `Store` on its answer really closes the file.
+        for (done, result) in answers {
+            done.send(result);
+        }
+    }
+}
+
+/// Commits a batch in one transaction; on any failure, each job alone.
+/// Returns each job's answer.
+fn commit(db: &Database, mut batch: Vec<Pending>) -> Vec<(Reply, StoreResult<()>)> {
+    if batch.len() > 1 {
+        let together = (|| {
+            let tx = db.begin_write()?;
+            for p in &mut batch {
+                (p.job)(&tx)?;
+            }
+            tx.commit()?;
+            Ok::<_, StoreError>(())
+        })();
+        if together.is_ok() {
+            return batch.into_iter().map(|p| (p.done, Ok(()))).collect();
+        }
+    }
+    batch
+        .into_iter()
+        .map(|mut p| {
+            let alone = (|| {
+                let tx = db.begin_write()?;
+                (p.job)(&tx)?;
+                tx.commit()?;
+                Ok(())
+            })();
+            (p.done, alone)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use redb::{ReadableDatabase, TableDefinition};
+
+    use super::*;
+
+    const T: TableDefinition<u64, u64> = TableDefinition::new("batch_test");
+
+    fn put(store: &Store, k: u64, fail: bool) -> impl Future<Output = StoreResult<u64>> + use<> {
+        let store = store.clone();
+        async move {
+            store
+                .write_grouped(move |tx| {
+                    tx.open_table(T)?.insert(k, k * 10)?;
+                    if fail {
+                        return Err(StoreError::Corrupt(serde_json::Error::io(
+                            std::io::Error::other("refused"),
+                        )));
+                    }
+                    Ok(k)
+                })
+                .await
+        }
+    }
+
+    fn stored(store: &Store, k: u64) -> Option<u64> {
+        let tx = store.db.begin_read().unwrap();
+        let t = tx.open_table(T).ok()?;
+        t.get(k).unwrap().map(|v| v.value())
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_writes_are_each_answered_after_their_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let all: Vec<_> = (0..200)
+            .map(|k| tokio::spawn(put(&store, k, false)))
+            .collect();
+        for (k, h) in all.into_iter().enumerate() {
+            assert_eq!(h.await.unwrap().unwrap(), k as u64);
+            assert_eq!(stored(&store, k as u64), Some(k as u64 * 10));
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failing_write_fails_alone_and_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let all: Vec<_> = (0..100)
+            .map(|k| tokio::spawn(put(&store, k, k % 7 == 3)))
+            .collect();
+        for (k, h) in all.into_iter().enumerate() {
+            let k = k as u64;
+            let r = h.await.unwrap();
+            if k % 7 == 3 {
+                assert!(r.is_err());
+                assert_eq!(stored(&store, k), None, "a failed job leaves nothing");
+            } else {
+                assert_eq!(r.unwrap(), k);
+                assert_eq!(stored(&store, k), Some(k * 10));
+            }
+        }
+    }
+
+    #[test]
+    fn blocking_callers_are_answered_too_and_the_file_closes_with_the_store() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = Store::open(dir.path()).unwrap();
+            let v = store
+                .write_grouped_blocking(|tx| {
+                    tx.open_table(T)?.insert(1, 2)?;
+                    Ok(7)
+                })
+                .unwrap();
+            assert_eq!(v, 7);
+        }
+        let store = Store::open(dir.path()).expect("reopens once the last handle is gone");
+        assert_eq!(stored(&store, 1), Some(2));
+    }
+}

@@ -1,0 +1,140 @@
+//! Device and protocol state of the `whatsapp` network backend, kept in the
+//! gateway's redb file instead of the crate's SQLite store.
+//!
+//! Four tables (`store/tables.rs`): `WA_DEVICE` holds each session's device
+//! document; `WA_SIGNAL`, `WA_APP_STATE` and `WA_PROTOCOL` hold everything else
+//! as `(session id, kind, key) → bytes`, one trait family per table. A session
+//! is one key range in each, so [`delete_session_whatsapp`] (called by
+//! `Store::delete_session`) drops all of it in the session's delete
+//! transaction. The tables and the cascade exist in every build, so a database
+//! written by a build with the backend is cleaned up by one without it.
+//!
+//! With the `whatsapp` feature, [`WaStore`] implements the crate's storage
+//! traits on these tables (one file per trait family); the crate's
+//! in-memory store is the reference for their semantics (see `conformance`).
+
+use redb::{ReadableTable, TableDefinition, WriteTransaction};
+
+use super::StoreResult;
+use super::tables::{WA_APP_STATE, WA_DEVICE, WA_PROTOCOL, WA_SIGNAL};
+
+#[cfg(feature = "whatsapp")]
+mod app_state;
+#[cfg(all(test, feature = "whatsapp"))]
+mod conformance;
+#[cfg(all(test, feature = "whatsapp"))]
+mod conformance_scenarios;
+#[cfg(feature = "whatsapp")]
+mod device;
+#[cfg(feature = "whatsapp")]
+mod kv;
+#[cfg(feature = "whatsapp")]
+mod protocol;
+#[cfg(feature = "whatsapp")]
+mod protocol_messages;
+#[cfg(feature = "whatsapp")]
+mod signal;
+
+#[cfg(feature = "whatsapp")]
+pub use kv::WaStore;
+
+/// The shape of the three key-value tables: (session id, kind, key) → bytes.
+pub(crate) type KvTable =
+    TableDefinition<'static, (&'static str, &'static str, &'static [u8]), &'static [u8]>;
+
+/// Creates the backend's tables (called when the store opens).
+pub(crate) fn create_tables(tx: &WriteTransaction) -> StoreResult<()> {
+    tx.open_table(WA_DEVICE)?;
+    tx.open_table(WA_SIGNAL)?;
+    tx.open_table(WA_APP_STATE)?;
+    tx.open_table(WA_PROTOCOL)?;
+    Ok(())
+}
+
+/// Removes every row the backend keeps for `session_id`.
+pub(crate) fn delete_session_whatsapp(tx: &WriteTransaction, session_id: &str) -> StoreResult<()> {
+    tx.open_table(WA_DEVICE)?.remove(session_id)?;
+    for table in [WA_SIGNAL, WA_APP_STATE, WA_PROTOCOL] {
+        delete_session_rows(tx, table, session_id)?;
+    }
+    Ok(())
+}
+
+impl super::Store {
+    /// Drops the backend's device and protocol state of a session (a logout:
+    /// the next connect pairs a new device). Returns whether there was a device.
+    pub fn wipe_whatsapp_state(&self, session_id: &str) -> StoreResult<bool> {
+        self.write(|tx| {
+            let had = tx.open_table(WA_DEVICE)?.get(session_id)?.is_some();
+            delete_session_whatsapp(tx, session_id)?;
+            Ok(had)
+        })
+    }
+}
+
+/// Removes every row of a key-value table that belongs to `session_id`.
+fn delete_session_rows(tx: &WriteTransaction, table: KvTable, session_id: &str) -> StoreResult<()> {
+    let mut t = tx.open_table(table)?;
+    let mut keys: Vec<(String, Vec<u8>)> = Vec::new();
+    for row in t.range((session_id, "", &[][..])..)? {
+        let (k, _) = row?;
+        let (sid, kind, key) = k.value();
+        if sid != session_id {
+            break;
+        }
+        keys.push((kind.to_owned(), key.to_vec()));
+    }
+    for (kind, key) in keys {
+        t.remove((session_id, kind.as_str(), key.as_slice()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::session::SessionRecord;
+    use crate::store::Store;
+    use redb::ReadableTableMetadata;
+
+    #[test]
+    fn deleting_a_session_removes_its_whatsapp_state_and_keeps_the_neighbours() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        for id in ["a", "ab"] {
+            store
+                .insert_session(&SessionRecord::new(
+                    id.into(),
+                    None,
+                    "whatsapp".into(),
+                    None,
+                ))
+                .unwrap();
+        }
+        store
+            .write(|tx| {
+                for sid in ["a", "ab"] {
+                    tx.open_table(WA_DEVICE)?.insert(sid, &b"device"[..])?;
+                    for table in [WA_SIGNAL, WA_APP_STATE, WA_PROTOCOL] {
+                        let mut t = tx.open_table(table)?;
+                        t.insert((sid, "k1", &b"x"[..]), &b"1"[..])?;
+                        t.insert((sid, "k2", &b"y"[..]), &b"2"[..])?;
+                    }
+                }
+                Ok(())
+            })
+            .unwrap();
+        assert!(store.delete_session("a").unwrap());
+        let left = store
+            .read(|tx| {
+                let mut n = Vec::new();
+                n.push(tx.open_table(WA_DEVICE)?.len()?);
+                for table in [WA_SIGNAL, WA_APP_STATE, WA_PROTOCOL] {
+                    n.push(tx.open_table(table)?.len()?);
+                }
+                Ok(n)
+            })
+            .unwrap();
+        assert_eq!(left, [1, 2, 2, 2], "only session `ab` is left");
+    }
+}

@@ -1,0 +1,144 @@
+//! The web console in a real browser: a real gateway on the sim network, a
+//! real webhook receiver and a real plugin, driven by Debian's headless
+//! Chromium through Playwright (`tests/browser/story.mjs`).
+//!
+//! The test installs what it needs on a fresh machine: the browser package
+//! (`apt-get install chromium`, when running as root; otherwise it fails
+//! saying how to install it) and `playwright-core` (`npm ci` in
+//! `tests/browser`, pinned by its lock file; skipped once installed, so
+//! later runs need no network). Screenshots of every page, at 1280 and
+//! 390 pixels wide, land in `target/console-screenshots/`.
+
+mod setup;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::Value;
+use switchboard_tests::receiver::TestReceiver;
+use switchboard_tests::{TOKEN, TestServer, eventually, plugins};
+
+/// How long the whole story may take before the test gives up on it.
+const STORY_TIMEOUT: Duration = Duration::from_secs(240);
+
+/// Where the screenshots go: `<workspace>/target/console-screenshots`.
+fn artifacts_dir() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| setup::workspace_root().join("target"));
+    target.join("console-screenshots")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_runs_the_whole_story_in_the_console_in_a_real_browser() {
+    let chromium = setup::chromium();
+    let browser_dir = setup::playwright();
+
+    // Pairing waits for the console's scan, and QR codes rotate slowly
+    // enough to be looked at but fast enough to be seen rotating.
+    let server = TestServer::start_with(|c| {
+        c.sim.auto_pair = false;
+        c.sim.qr_interval = Duration::from_millis(1500);
+    })
+    .await;
+    let receiver = TestReceiver::start().await;
+    let artifacts = artifacts_dir();
+    let _ = std::fs::remove_dir_all(&artifacts);
+
+    let story = tokio::process::Command::new("node")
+        .arg("story.mjs")
+        .current_dir(&browser_dir)
+        .env("CONSOLE_BASE", server.base())
+        .env("CONSOLE_TOKEN", TOKEN)
+        .env("CONSOLE_RECEIVER", receiver.url())
+        .env("CONSOLE_PLUGIN", plugins::KEYWORD_ROUTER)
+        .env("CONSOLE_ARTIFACTS", &artifacts)
+        .env("CHROMIUM", &chromium)
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(STORY_TIMEOUT, story)
+        .await
+        .expect("the browser story finishes within its time limit")
+        .expect("node runs tests/browser/story.mjs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stdout}");
+    assert!(
+        out.status.success(),
+        "the browser story failed ({}):\n{stdout}\n{stderr}\nscreenshots: {}",
+        out.status,
+        artifacts.display()
+    );
+
+    for page in [
+        "sign-in-1280",
+        "sign-in-390",
+        "pairing-qr-1280",
+        "sessions-1280",
+        "sessions-390",
+        "webhooks-1280",
+        "webhooks-390",
+        "sim-panel-1280",
+        "live-tail-1280",
+        "live-tail-390",
+        "blast-running-1280",
+        "blasts-1280",
+        "blasts-390",
+        "blast-recipients-1280",
+        "plugins-1280",
+        "plugins-390",
+        "messages-390",
+        "contacts-390",
+    ] {
+        assert_screenshot(&artifacts, page);
+    }
+
+    // What the browser did reached the gateway for real.
+    let session = server.get("/api/v1/sessions/demo").await.expect(200);
+    assert_eq!(session["status"], "logged_in", "{session}");
+    let hooks = receiver.wait_for(3).await;
+    assert!(
+        hooks
+            .iter()
+            .any(|r| r.event() == "message" && r.json()["data"]["push_name"] == "Greta"),
+        "the webhook registered in the console received the injected messages"
+    );
+    let jobs = server.get("/api/v1/blasts?session=demo").await.expect(200);
+    assert_eq!(jobs["jobs"][0]["status"], "completed", "{jobs}");
+    assert_eq!(jobs["jobs"][0]["sent_count"], 8, "{jobs}");
+    let plugin = eventually("the uploaded plugin to have filtered", || async {
+        let list = server.get("/api/v1/plugins").await.expect(200);
+        let p = list["plugins"][0].clone();
+        (p["counters"]["calls"].as_u64() >= Some(2)).then_some(p)
+    })
+    .await;
+    assert_eq!(plugin["name"], "router", "{plugin}");
+    let outbox = server
+        .get("/api/v1/sim/sessions/demo/outbox")
+        .await
+        .expect(200);
+    assert_eq!(
+        outbox["count"],
+        Value::from(8),
+        "the blast's sends reached the network"
+    );
+    server.stop().await;
+}
+
+/// Fails unless `<dir>/NN-<page>.png` exists and is a PNG of some size.
+#[track_caller]
+fn assert_screenshot(dir: &std::path::Path, page: &str) {
+    let suffix = format!("-{page}.png");
+    let found = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("no screenshot directory {} ({e})", dir.display()))
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().ends_with(&suffix));
+    let entry = found.unwrap_or_else(|| panic!("no screenshot `*{suffix}` in {}", dir.display()));
+    let bytes = std::fs::read(entry.path()).expect("screenshot readable");
+    assert!(
+        bytes.starts_with(b"\x89PNG") && bytes.len() > 5_000,
+        "{} is not a real screenshot ({} bytes)",
+        entry.path().display(),
+        bytes.len()
+    );
+}
