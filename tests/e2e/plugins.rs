@@ -2,43 +2,12 @@
 //! source: each hook's effect at a webhook receiver and in the sim outbox,
 //! hostile components contained and quarantined, persistence over a restart.
 
-use serde_json::{Value, json};
-use switchboard_tests::plugins::{self, FOOTER, HOSTILE_LOOP, HOSTILE_TRAP, KEYWORD_ROUTER};
+use serde_json::json;
+use switchboard_tests::plugins::{FOOTER, HOSTILE_LOOP, HOSTILE_TRAP, KEYWORD_ROUTER};
 use switchboard_tests::receiver::{inbound, message_hook, quiet_period};
-use switchboard_tests::{TOKEN, TestServer, eventually};
+use switchboard_tests::{TestServer, eventually};
 
-/// Uploads a component; returns the plugin.
-pub async fn upload(server: &TestServer, path: &str) -> Value {
-    let resp = server
-        .http()
-        .post(format!("{}/api/v1/plugins", server.base()))
-        .bearer_auth(TOKEN)
-        .header("content-type", "application/wasm")
-        .body(plugins::bytes(path))
-        .send()
-        .await
-        .unwrap();
-    TestServer::read(resp).await.expect(201)
-}
-
-/// Binds a plugin; returns the binding.
-pub async fn bind(server: &TestServer, plugin: &Value, hook: &str, extra: Value) -> Value {
-    let mut body = json!({ "plugin_id": plugin["id"], "hook": hook });
-    if let (Value::Object(b), Value::Object(e)) = (&mut body, extra) {
-        b.extend(e);
-    }
-    server
-        .post("/api/v1/plugins/bindings", body)
-        .await
-        .expect(201)
-}
-
-async fn plugin(server: &TestServer, id: &Value) -> Value {
-    server
-        .get(&format!("/api/v1/plugins/{}", id.as_str().unwrap()))
-        .await
-        .expect(200)
-}
+use crate::plugins_support::{bind, plugin, upload};
 
 #[tokio::test]
 async fn a_keyword_router_lets_only_matching_messages_reach_a_webhook() {

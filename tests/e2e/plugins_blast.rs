@@ -5,7 +5,7 @@ use serde_json::json;
 use switchboard_tests::plugins::GREETING;
 
 use crate::blasts_support::{create, outbox, server, wait_status};
-use crate::plugins::{bind, upload};
+use crate::plugins_support::{bind, upload};
 
 #[tokio::test]
 async fn a_greeting_endpoint_renders_one_text_per_recipient() {

@@ -69,10 +69,13 @@ async fn until_delivered(
     text: &str,
     pred: impl Fn(&Value) -> bool,
 ) -> Value {
-    eventually(&format!("a message `{text}` delivered as wanted"), || async {
-        inbound(server, "s", text).await;
-        datas(receiver).into_iter().find(|d| pred(d))
-    })
+    eventually(
+        &format!("a message `{text}` delivered as wanted"),
+        || async {
+            inbound(server, "s", text).await;
+            datas(receiver).into_iter().find(|d| pred(d))
+        },
+    )
     .await
 }
 
@@ -89,8 +92,15 @@ async fn a_manifest_dropped_into_the_directory_loads_its_plugin_and_removing_it_
 
     put(dir.path(), "router.wasm", plugins::bytes(KEYWORD_ROUTER));
     let manifest = filter_manifest("router.wasm", r#"{ keywords = ["order"] }"#);
-    put(dir.path(), "router.toml", format!("name = \"router\"\n{manifest}"));
-    let file = wait_file(&server, "router.toml", "loaded", |f| f["status"] == "loaded").await;
+    put(
+        dir.path(),
+        "router.toml",
+        format!("name = \"router\"\n{manifest}"),
+    );
+    let file = wait_file(&server, "router.toml", "loaded", |f| {
+        f["status"] == "loaded"
+    })
+    .await;
     assert_eq!(file["plugin_id"], "dir-router", "{file}");
     let p = plugin(&server, &json!("dir-router")).await;
     assert_eq!(p["name"], "router", "the manifest names it: {p}");
@@ -106,7 +116,11 @@ async fn a_manifest_dropped_into_the_directory_loads_its_plugin_and_removing_it_
     let wanted = inbound(&server, "s", "my order 42").await;
     let got = receiver.wait_for(1).await;
     quiet_period().await;
-    assert_eq!(receiver.count(), 1, "the manifest's filter dropped the rest");
+    assert_eq!(
+        receiver.count(),
+        1,
+        "the manifest's filter dropped the rest"
+    );
     assert_eq!(got[0].json()["data"]["message_id"], wanted.as_str());
 
     // The files are the truth: the API cannot replace or delete the plugin.
@@ -126,7 +140,10 @@ async fn a_manifest_dropped_into_the_directory_loads_its_plugin_and_removing_it_
     })
     .await;
     let bindings = server.get("/api/v1/plugins/bindings").await.expect(200);
-    assert_eq!(bindings["count"], 0, "its bindings went with it: {bindings}");
+    assert_eq!(
+        bindings["count"], 0,
+        "its bindings went with it: {bindings}"
+    );
     let unfiltered = inbound(&server, "s", "hello again").await;
     let got = receiver.wait_for(2).await;
     assert_eq!(got[1].json()["data"]["message_id"], unfiltered.as_str());
@@ -139,13 +156,24 @@ async fn changing_the_component_or_the_manifest_reloads_the_plugin_in_place() {
     server.paired_session("s").await;
     let receiver = message_hook(&server, "s").await;
     put(dir.path(), "filter.wasm", plugins::bytes(KEYWORD_ROUTER));
-    put(dir.path(), "filter.toml", filter_manifest("filter.wasm", "{}"));
-    wait_file(&server, "filter.toml", "loaded", |f| f["status"] == "loaded").await;
+    put(
+        dir.path(),
+        "filter.toml",
+        filter_manifest("filter.wasm", "{}"),
+    );
+    wait_file(&server, "filter.toml", "loaded", |f| {
+        f["status"] == "loaded"
+    })
+    .await;
     let before = plugin(&server, &json!("dir-filter")).await;
     assert_eq!(before["name"], "keyword-router", "{before}");
     let phone = "4915112345678";
     let kept = until_delivered(&server, &receiver, &format!("call {phone}"), |_| true).await;
-    assert_eq!(kept["text"], format!("call {phone}"), "a router without keywords keeps all");
+    assert_eq!(
+        kept["text"],
+        format!("call {phone}"),
+        "a router without keywords keeps all"
+    );
 
     // A new component under the same manifest: the redactor masks numbers.
     put(dir.path(), "filter.wasm", plugins::bytes(REDACTOR));
@@ -158,7 +186,10 @@ async fn changing_the_component_or_the_manifest_reloads_the_plugin_in_place() {
     assert_eq!(after["id"], "dir-filter");
     assert_eq!(after["name"], "redactor", "{after}");
     assert_ne!(after["sha256"], before["sha256"], "{after}");
-    assert_eq!(after["created_at"], before["created_at"], "reloaded, not recreated");
+    assert_eq!(
+        after["created_at"], before["created_at"],
+        "reloaded, not recreated"
+    );
 
     // A new configuration in the manifest, same component.
     put(
@@ -196,12 +227,20 @@ async fn bad_manifests_and_components_are_reported_and_the_good_plugin_keeps_run
     let receiver = message_hook(&server, "s").await;
     let d = dir.path();
     put(d, "router.wasm", plugins::bytes(KEYWORD_ROUTER));
-    put(d, "good.toml", filter_manifest("router.wasm", r#"{ keywords = ["order"] }"#));
+    put(
+        d,
+        "good.toml",
+        filter_manifest("router.wasm", r#"{ keywords = ["order"] }"#),
+    );
     put(d, "garbage.wasm", GARBAGE);
     put(d, "garbage.toml", "wasm = \"garbage.wasm\"\n");
     put(d, "core.wasm", CORE_MODULE);
     put(d, "core.toml", "wasm = \"core.wasm\"\n");
-    put(d, "broken.toml", "wasm = \"router.wasm\"\ncolour = \"blue\"\n");
+    put(
+        d,
+        "broken.toml",
+        "wasm = \"router.wasm\"\ncolour = \"blue\"\n",
+    );
     put(d, "escape.toml", "wasm = \"../router.wasm\"\n");
     put(d, "missing.toml", "wasm = \"nowhere.wasm\"\n");
     put(d, "bad name.toml", "wasm = \"router.wasm\"\n");
@@ -252,7 +291,10 @@ async fn bad_manifests_and_components_are_reported_and_the_good_plugin_keeps_run
 
     // Fixing a component loads the manifests that name it.
     put(d, "garbage.wasm", plugins::bytes(REDACTOR));
-    wait_file(&server, "garbage.toml", "loaded", |f| f["status"] == "loaded").await;
+    wait_file(&server, "garbage.toml", "loaded", |f| {
+        f["status"] == "loaded"
+    })
+    .await;
     wait_file(&server, "good.toml", "loaded", |f| f["status"] == "loaded").await;
     server.get("/api/v1/sessions").await.expect(200);
 }
@@ -261,7 +303,11 @@ async fn bad_manifests_and_components_are_reported_and_the_good_plugin_keeps_run
 async fn plugins_already_in_the_directory_are_in_place_when_the_gateway_answers() {
     let dir = tempfile::tempdir().unwrap();
     put(dir.path(), "redactor.wasm", plugins::bytes(REDACTOR));
-    put(dir.path(), "redactor.toml", filter_manifest("redactor.wasm", "{}"));
+    put(
+        dir.path(),
+        "redactor.toml",
+        filter_manifest("redactor.wasm", "{}"),
+    );
     let server = start(dir.path()).await;
     // No waiting: the first scan ran before the API started serving.
     let p = plugin(&server, &json!("dir-redactor")).await;

@@ -14,10 +14,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
-use wasmtime::{Engine, InstanceAllocationStrategy, PoolingAllocationConfig, StoreLimits, Trap};
+use wasmtime::{Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Trap};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::config::PluginConfig;
+use super::limits::Limits;
 use crate::store::Store;
 
 pub use super::bindings::{Plugin, PluginPre, exports, switchboard};
@@ -32,8 +33,8 @@ pub const WORLD: &str = "switchboard:plugin@0.1.0";
 /// the memory limits, and what the `host` imports need.
 pub struct HostState {
     wasi: WasiCtx,
-    table: ResourceTable,
-    pub(super) limits: StoreLimits,
+    pub(super) table: ResourceTable,
+    pub(super) limits: Limits,
     /// The plugin id (key-value store owner).
     pub(super) plugin_id: String,
     /// The plugin name (log tag).
@@ -131,6 +132,7 @@ impl PluginEngine {
         };
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+        super::wasi_io::shadow(&mut linker)?;
         Plugin::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)?;
         let stop_ticker = Arc::new(AtomicBool::new(false));
         let (weak, stop) = (engine.weak(), stop_ticker.clone());
@@ -316,12 +318,7 @@ impl Loaded {
     }
 
     fn instantiate(&self, name: String) -> wasmtime::Result<(wasmtime::Store<HostState>, Plugin)> {
-        let limits = wasmtime::StoreLimitsBuilder::new()
-            .memory_size(self.cfg.max_memory_bytes)
-            .instances(64)
-            .tables(64)
-            .memories(8)
-            .build();
+        let limits = Limits::new(&self.cfg);
         let state = HostState {
             wasi: WasiCtx::builder().build(),
             table: ResourceTable::new(),
@@ -365,17 +362,34 @@ impl Loaded {
         };
         store.data_mut().config.clear();
         store.data_mut().config.push_str(config);
+        store.data_mut().limits.begin_call();
         store.set_epoch_deadline(self.deadline_ticks());
         let out = std::panic::catch_unwind(AssertUnwindSafe(|| f(plugin, store)));
         match out {
             Ok(Ok(r)) => Ok(r),
             Ok(Err(e)) => {
+                let failure = match classify(e) {
+                    CallFailure::Trap(why) if store.data().limits.memory_refused() => {
+                        CallFailure::Trap(format!(
+                            "out of memory: the instance reached its cap of {} MiB ({why})",
+                            self.cfg.max_memory_bytes >> 20
+                        ))
+                    }
+                    other => other,
+                };
                 *slot = None;
-                Err(classify(e))
+                Err(failure)
             }
-            Err(_) => {
+            Err(payload) => {
                 *slot = None;
-                Err(CallFailure::Trap("the call panicked in the host".into()))
+                let why = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                Err(CallFailure::Trap(format!(
+                    "the call panicked in the host: {why}"
+                )))
             }
         }
     }

@@ -5,8 +5,11 @@
 //! - [`engine`]: the engine, compiling and checking uploads, one reused
 //!   instance per plugin version, the epoch deadline.
 //! - [`host`]: the imports a plugin may call.
+//! - `limits`: the memory cap of a store, and telling out-of-memory traps.
 //! - [`model`]: plugins and bindings as stored.
 //! - [`stats`]: per-plugin counters.
+//! - `wasi_io`: the WASI I/O plugins reach, never blocking on the runtime
+//!   around the caller.
 //! - `registry` (this file): the live set of plugins and bindings, replace in
 //!   place (an `ArcSwap` per plugin: calls in flight finish on the old
 //!   version), quarantine, and the hooks the data paths call:
@@ -21,9 +24,11 @@ pub mod engine;
 mod filters;
 mod hooks;
 pub mod host;
+mod limits;
 pub mod manifest;
 pub mod model;
 pub mod stats;
+mod wasi_io;
 
 pub use binding_ops::BindingIn;
 
@@ -418,7 +423,8 @@ impl Plugins {
         if n >= u64::from(self.config().quarantine_after)
             && !slot.quarantined.swap(true, Ordering::AcqRel)
         {
-            let reason = format!("{n} failed calls in a row; the last {failure}");
+            let calls = if n == 1 { "call" } else { "calls" };
+            let reason = format!("{n} failed {calls} in a row; the last {failure}");
             let record = {
                 let mut r = slot.record.lock().unwrap_or_else(|p| p.into_inner());
                 r.status = PluginStatus::Quarantined;
