@@ -20,16 +20,17 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the gateway.
-    Serve(ServeArgs),
+    // Both boxed: the variants differ a lot in size, and only one is ever built.
+    Serve(Box<ServeArgs>),
     #[command(flatten)]
-    Client(ClientCommand),
+    Client(Box<ClientCommand>),
 }
 
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve(args) => match serve(args).await {
+        Command::Serve(args) => match serve(*args).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("switchboard: {e:#}");
@@ -38,7 +39,7 @@ async fn main() -> ExitCode {
         },
         Command::Client(command) => {
             let mut stdout = std::io::stdout();
-            let result = cli::run(command, &mut stdout).await;
+            let result = cli::run(*command, &mut stdout).await;
             let _ = stdout.flush();
             match result {
                 Ok(()) => ExitCode::SUCCESS,

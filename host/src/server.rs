@@ -204,11 +204,14 @@ async fn serve_metrics(
 fn announce_token(token: &str, source: &TokenSource) {
     match source {
         TokenSource::Generated(path) => {
-            // Printed once, on the start that created it; later starts read the file.
-            println!(
+            // Shown once, on the start that created it; later starts read the
+            // file. On stderr, for the person at the terminal: the log stream
+            // (stdout, maybe JSON for a shipper) never carries the token.
+            eprintln!(
                 "Generated an API token and saved it to {} (owner-only).\n  API token: {token}\n  Use it as: Authorization: Bearer {token}",
                 path.display()
             );
+            tracing::info!(file = %path.display(), "generated an API token into the data directory");
         }
         TokenSource::File(path) => {
             tracing::info!(file = %path.display(), "using the API token from the data directory")

@@ -61,6 +61,7 @@ struct JobQuery {
 
 /// `?status=&limit=&offset=` of the recipient listing.
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct RecipientQuery {
     status: Option<String>,
     limit: Option<i64>,

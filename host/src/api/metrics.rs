@@ -10,7 +10,7 @@ use std::time::Instant;
 use axum::Router;
 use axum::extract::{MatchedPath, Request, State};
 use axum::http::header;
-use axum::middleware::Next;
+use axum::middleware::{Next, from_fn};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
@@ -24,11 +24,13 @@ pub fn routes() -> Router<AppState> {
 }
 
 /// A router serving only `/metrics`, without authentication, for the
-/// separate metrics listener.
+/// separate metrics listener. Its answers carry a request id like every
+/// other answer of the gateway.
 pub fn standalone(metrics: Metrics) -> Router {
     Router::new()
         .route("/metrics", get(scrape))
         .fallback(super::not_found)
+        .layer(from_fn(super::request_id::assign))
         .with_state(metrics)
 }
 

@@ -18,12 +18,15 @@
 
 use std::sync::{Arc, Mutex, Weak, mpsc};
 
+use prometheus_client::metrics::histogram::Histogram;
 use redb::{Database, WriteTransaction};
 
 use super::{Store, StoreError, StoreResult};
 
-/// Most jobs one transaction takes.
-pub const MAX_BATCH: usize = 1;
+/// Most jobs one transaction takes: enough to turn a burst of concurrent
+/// sends into a handful of fsyncs, small enough that a batch that has to be
+/// replayed job by job (one job failed) stays short.
+pub const MAX_BATCH: usize = 256;
 
 /// A queued write: runs inside the batch transaction.
 type Job = Box<dyn FnMut(&WriteTransaction) -> StoreResult<()> + Send>;
@@ -59,13 +62,17 @@ pub(crate) struct GroupCommit {
 }
 
 impl GroupCommit {
-    /// Starts the writer thread of `db`.
-    pub(crate) fn start(db: &Arc<Database>) -> std::io::Result<GroupCommit> {
+    /// Starts the writer thread of `db`; each transaction's time, commit
+    /// included, goes into `write_seconds`.
+    pub(crate) fn start(
+        db: &Arc<Database>,
+        write_seconds: Histogram,
+    ) -> std::io::Result<GroupCommit> {
         let (queue, jobs) = mpsc::channel();
         let db = Arc::downgrade(db);
         std::thread::Builder::new()
             .name("store-writer".into())
-            .spawn(move || writer(&db, &jobs))?;
+            .spawn(move || writer(&db, &jobs, &write_seconds))?;
         Ok(GroupCommit { queue })
     }
 
@@ -136,7 +143,7 @@ fn stopped() -> StoreError {
 }
 
 /// The writer thread: one batch after another until every handle is gone.
-fn writer(db: &Weak<Database>, jobs: &mpsc::Receiver<Pending>) {
+fn writer(db: &Weak<Database>, jobs: &mpsc::Receiver<Pending>, write_seconds: &Histogram) {
     while let Ok(first) = jobs.recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -146,7 +153,7 @@ fn writer(db: &Weak<Database>, jobs: &mpsc::Receiver<Pending>) {
             }
         }
         let answers = match db.upgrade() {
-            Some(db) => commit(&db, batch),
+            Some(db) => commit(&db, batch, write_seconds),
             None => batch
                 .into_iter()
                 .map(|p| (p.done, Err(stopped())))
@@ -162,8 +169,16 @@ fn writer(db: &Weak<Database>, jobs: &mpsc::Receiver<Pending>) {
 
 /// Commits a batch in one transaction; on any failure, each job alone.
 /// Returns each job's answer.
-fn commit(db: &Database, mut batch: Vec<Pending>) -> Vec<(Reply, StoreResult<()>)> {
+fn commit(
+    db: &Database,
+    mut batch: Vec<Pending>,
+    write_seconds: &Histogram,
+) -> Vec<(Reply, StoreResult<()>)> {
+    let timed = |started: std::time::Instant| {
+        write_seconds.observe(started.elapsed().as_secs_f64());
+    };
     if batch.len() > 1 {
+        let started = std::time::Instant::now();
         let together = (|| {
             let tx = db.begin_write()?;
             for p in &mut batch {
@@ -172,6 +187,7 @@ fn commit(db: &Database, mut batch: Vec<Pending>) -> Vec<(Reply, StoreResult<()>
             tx.commit()?;
             Ok::<_, StoreError>(())
         })();
+        timed(started);
         if together.is_ok() {
             return batch.into_iter().map(|p| (p.done, Ok(()))).collect();
         }
@@ -179,12 +195,14 @@ fn commit(db: &Database, mut batch: Vec<Pending>) -> Vec<(Reply, StoreResult<()>
     batch
         .into_iter()
         .map(|mut p| {
+            let started = std::time::Instant::now();
             let alone = (|| {
                 let tx = db.begin_write()?;
                 (p.job)(&tx)?;
                 tx.commit()?;
                 Ok(())
             })();
+            timed(started);
             (p.done, alone)
         })
         .collect()

@@ -106,12 +106,10 @@ impl Store {
             other => StoreError::Redb(other.into()),
         })?;
         let db = Arc::new(db);
-        let batch = batch::GroupCommit::start(&db).map_err(|e| StoreError::Redb(e.into()))?;
-        let store = Store {
-            db,
-            timings: Default::default(),
-            batch,
-        };
+        let timings = crate::metrics::StoreTimings::default();
+        let batch = batch::GroupCommit::start(&db, timings.write_seconds.clone())
+            .map_err(|e| StoreError::Redb(e.into()))?;
+        let store = Store { db, timings, batch };
         store.init_schema(&path)?;
         Ok(store)
     }

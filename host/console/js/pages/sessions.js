@@ -2,7 +2,7 @@
 // actions on each (pairing opens a dialog with the QR code).
 
 import { get, post } from '../api.js';
-import { field, form, h, input, refresh } from '../dom.js';
+import { field, form, h, input, refresh, select } from '../dom.js';
 import { phone, when } from '../format.js';
 import { every } from '../poll.js';
 import { href } from '../router.js';
@@ -31,7 +31,7 @@ export function render(page) {
   const idInput = input('id', { placeholder: 'alice', maxlength: 64 });
   const createForm = form({ class: 'inline-form', 'aria-label': 'Create a session' }, async (v, el) => {
     const bodyIn = {};
-    for (const key of ['id', 'name', 'phone']) if (v[key]?.trim()) bodyIn[key] = v[key].trim();
+    for (const key of ['id', 'name', 'network', 'phone']) if (v[key]?.trim()) bodyIn[key] = v[key].trim();
     paused = true;
     const created = await attempt('Creating the session', () => post('/sessions', bodyIn));
     paused = false;
@@ -43,6 +43,8 @@ export function render(page) {
   },
   field('Session id', idInput, 'Letters, digits, _ - . ; empty for a generated id.'),
   field('Name', input('name', { placeholder: 'Support line' })),
+  field('Network', select('network', [['', 'Gateway default'], ['whatsapp', 'WhatsApp'], ['sim', 'Simulated']], ''),
+    'Where the account lives; the simulated network needs no phone.'),
   field('Phone (sim only)', input('phone', { inputmode: 'tel', placeholder: '+1 555 000 1111' })),
   h('button', { type: 'submit', class: 'btn btn-primary', text: 'Create session' }));
 

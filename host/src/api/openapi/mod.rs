@@ -11,6 +11,7 @@
 
 pub(crate) mod answers;
 pub mod common;
+mod console;
 mod docs_page;
 mod events;
 pub mod inventory;
@@ -158,6 +159,7 @@ pub const DOCUMENT_PATH: &str = "/api/v1/openapi.json";
         (name = "webhooks", description = "Webhook registration and the dead-letter queue."),
         (name = "plugins", description = "WebAssembly plugins and their bindings."),
         (name = "sim", description = "The simulated network's control API (only when the sim is enabled)."),
+        (name = "console", description = "The operator console, a browser app over this API (public: it holds no data)."),
     )
 )]
 pub struct ApiDoc;
@@ -184,8 +186,8 @@ impl Modify for BearerScheme {
 }
 
 /// The document as this gateway serves it: the sim routes only when the
-/// simulated network is enabled, the event components and the `webhooks`
-/// section describing outbound deliveries.
+/// simulated network is enabled, the console's routes, the event components
+/// and the `webhooks` section describing outbound deliveries.
 pub fn document(sim_enabled: bool) -> serde_json::Value {
     let mut doc = ApiDoc::openapi();
     if !sim_enabled {
@@ -200,6 +202,13 @@ pub fn document(sim_enabled: bool) -> serde_json::Value {
         serde_json::json!({})
     });
     events::add_components(&mut json);
+    if let Some(paths) = json.get_mut("paths").and_then(|p| p.as_object_mut()) {
+        paths.extend(
+            console::paths()
+                .into_iter()
+                .map(|(path, item)| (path.to_owned(), item)),
+        );
+    }
     if let Some(root) = json.as_object_mut() {
         root.insert("webhooks".into(), events::webhooks_section());
     }

@@ -3,7 +3,6 @@
 //! keyed `collection \0 index MAC`.
 
 use async_trait::async_trait;
-use redb::ReadableTable;
 use whatsapp_rust::wacore::appstate::hash::HashState;
 use whatsapp_rust::wacore::appstate::processor::AppStateMutationMAC;
 use whatsapp_rust::wacore::store::error::Result as WaResult;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use bytes::Bytes;
+use redb::ReadableTable;
 use whatsapp_rust::wacore::store::error::{Result as WaResult, StoreError as WaError};
 use whatsapp_rust::wacore::store::traits::SignalStore;
 

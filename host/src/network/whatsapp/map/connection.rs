@@ -104,7 +104,7 @@ pub fn temporary_ban(e: &TemporaryBan) -> NetworkEvent {
         reason: format!(
             "temporary ban ({:?}) for {} s{}",
             e.code,
-            e.expire.as_secs(),
+            e.expire.num_seconds(),
             e.message
                 .as_deref()
                 .map(|m| format!(": {m}"))
