@@ -72,7 +72,14 @@ async fn every_send_answered_200_survives_kill_9() {
             .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
             .arg("--data-dir")
             .arg(dir.path())
-            .args(["--sim-pair-delay-ms", "0", "--log-level", "warn"])
+            .args([
+                "--sim-pair-delay-ms",
+                "0",
+                "--log-level",
+                "warn",
+                "--network",
+                "sim",
+            ])
             .env("API_TOKEN", TOKEN)
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
@@ -81,7 +88,7 @@ async fn every_send_answered_200_survives_kill_9() {
     );
     switchboard::install_crypto_provider();
     let http = reqwest::Client::new();
-    eventually_ok(&http, &format!("http://127.0.0.1:{port}/health"), |_| true).await;
+    eventually_ok(&http, &format!("http://127.0.0.1:{port}/livez"), |_| true).await;
     let (status, _) = call(
         &http,
         reqwest::Method::POST,

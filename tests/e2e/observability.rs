@@ -195,7 +195,14 @@ async fn json_logs_are_one_object_per_line_and_carry_the_request_id() {
     let secret_text = "the launch code is 0451-zebra";
     let mut child = tokio::process::Command::new(BINARY)
         .args(["serve", "--log-format", "json", "--log-level", "info"])
-        .args(["--listen", "127.0.0.1:0", "--sim-pair-delay-ms", "0"])
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--sim-pair-delay-ms",
+            "0",
+            "--network",
+            "sim",
+        ])
         .arg("--data-dir")
         .arg(dir.path())
         .env("API_TOKEN", TOKEN)
@@ -217,6 +224,9 @@ async fn json_logs_are_one_object_per_line_and_carry_the_request_id() {
     })
     .await;
     let base = format!("http://{addr}");
+    // The gateway runs in a child process: nothing in this one has installed
+    // the TLS crypto provider a reqwest client needs yet.
+    switchboard::install_crypto_provider();
     let http = reqwest::Client::new();
     let call = |method: Method, path: &str, id: &str, body: Value| {
         http.request(method, format!("{base}{path}"))

@@ -155,7 +155,9 @@ async fn a_footer_signs_every_blast_message_and_a_banned_word_fails_the_recipien
         assert_eq!(m["body"]["text"], "spring sale -- Acme", "{m}");
     }
 
-    let mut body = text_blast(&to[3..], json!({ "delay_ms": 0, "max_attempts": 1 }));
+    // Refused sends are dead-lettered on their first attempt: a refusal
+    // would only repeat, so the attempts left are not spent on it.
+    let mut body = text_blast(&to[3..], json!({ "delay_ms": 0, "max_attempts": 5 }));
     body["body"]["text"] = json!("send your IBAN");
     let refused = create(&server, "s", body).await;
     let job = wait_job(&server, "s", &refused, "to give up", |j| {
@@ -165,6 +167,7 @@ async fn a_footer_signs_every_blast_message_and_a_banned_word_fails_the_recipien
     assert_eq!(job["sent_count"], 0, "{job}");
     for r in recipients(&server, "s", &refused, None).await {
         assert_eq!(r["status"], "dlq", "{r}");
+        assert_eq!(r["attempts"], 1, "{r}");
         let e = r["last_error"].as_str().unwrap_or_default();
         assert!(e.contains("banned word") && e.contains("footer"), "{r}");
     }

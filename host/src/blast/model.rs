@@ -180,6 +180,13 @@ pub enum SendOutcome {
     },
     /// The session could not send (offline, paused, stopping): no attempt was made.
     NotAttempted,
+    /// The send can never succeed as it is (a transform plugin refused it,
+    /// or the body does not make a valid send): dead-lettered at once, since
+    /// further attempts would be refused the same way.
+    Refused {
+        /// Why.
+        error: String,
+    },
 }
 
 /// Why a cancel or a retry is refused.
@@ -278,11 +285,12 @@ impl BlastJob {
                 r.message_id = Some(message_id.clone());
                 self.sent_count += 1;
             }
-            SendOutcome::Failed { error } => {
+            SendOutcome::Failed { error } | SendOutcome::Refused { error } => {
                 r.attempts += 1;
                 r.last_error = Some(error.clone());
                 self.failed_count += 1;
-                if r.attempts >= self.options.max_attempts {
+                let refused = matches!(outcome, SendOutcome::Refused { .. });
+                if refused || r.attempts >= self.options.max_attempts {
                     r.status = RecipientStatus::Dlq;
                     self.dlq_count += 1;
                 } else {

@@ -220,3 +220,22 @@ fn the_api_view_has_the_spec_fields_with_iso_times() {
     assert_eq!(v["created_at"], "1970-01-01T00:00:10Z");
     assert_eq!(v["options"]["delay_ms"], 1000);
 }
+
+#[test]
+fn a_refused_send_is_dead_lettered_at_once_whatever_attempts_are_left() {
+    let mut j = job(5);
+    let mut r = recipient();
+    j.apply(
+        &mut r,
+        &SendOutcome::Refused {
+            error: "plugin `footer`: banned word".into(),
+        },
+        11,
+    );
+    assert_eq!((r.status, r.attempts), (RecipientStatus::Dlq, 1));
+    assert_eq!((j.failed_count, j.dlq_count), (1, 1));
+    assert_eq!(
+        r.last_error.as_deref(),
+        Some("plugin `footer`: banned word")
+    );
+}

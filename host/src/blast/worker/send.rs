@@ -38,7 +38,9 @@ impl Worker {
 
         let counter = match outcome {
             SendOutcome::Sent { .. } => Some(&self.p.counters.sent),
-            SendOutcome::Failed { .. } => Some(&self.p.counters.failed),
+            SendOutcome::Failed { .. } | SendOutcome::Refused { .. } => {
+                Some(&self.p.counters.failed)
+            }
             SendOutcome::NotAttempted => None,
         };
         if let Some(c) = counter {
@@ -69,7 +71,7 @@ impl Worker {
         message_id: &str,
     ) -> SendOutcome {
         match request_for(kind, body, to) {
-            Err(e) => SendOutcome::Failed {
+            Err(e) => SendOutcome::Refused {
                 error: e.to_string(),
             },
             Ok(request) => self.send_request(sid, request, message_id).await,
@@ -87,6 +89,9 @@ impl Worker {
                 message_id: record.message_id,
             },
             Err(e) if cannot_send_now(&e) => SendOutcome::NotAttempted,
+            Err(e @ SessionError::RejectedByPlugin(_)) => SendOutcome::Refused {
+                error: e.to_string(),
+            },
             Err(e) => SendOutcome::Failed {
                 error: e.to_string(),
             },

@@ -163,7 +163,10 @@ fn a_failed_pairing_closes_with_the_reason() {
 
 #[test]
 fn connected_is_logged_in_and_a_drop_says_why() {
-    assert_eq!(one(Event::Connected(Connected {})), NetworkEvent::LoggedIn);
+    assert_eq!(
+        one(Event::Connected(Connected::builder().build())),
+        NetworkEvent::LoggedIn
+    );
     let ev = Disconnected::builder()
         .reason(DisconnectReason::StreamEnded)
         .build();
@@ -236,7 +239,7 @@ fn connect_failures_map_to_lock_outdated_or_drop() {
 fn a_temporary_ban_is_an_account_lock_naming_the_ban() {
     let ev = TemporaryBan::builder()
         .code(TempBanReason::SentToTooManyPeople)
-        .expire(Duration::from_secs(3600))
+        .expire(whatsapp_rust::wacore::chrono::Duration::seconds(3600))
         .build();
     assert_eq!(
         one(Event::TemporaryBan(ev)),

@@ -280,7 +280,11 @@ fn participant(j: &str) -> GroupParticipantInfo {
         jid: jid(j),
         phone_number: None,
         display_name: None,
-        ..Default::default()
+        r#type: None,
+        lid: None,
+        username: None,
+        join_time: None,
+        group_history_sent_state: None,
     }
 }
 

@@ -296,7 +296,6 @@ fn a_list_reply_gives_the_row_id_and_title() {
             single_select_reply: MessageField::some(
                 wa::message::list_response_message::SingleSelectReply {
                     selected_row_id: Some("row-2".into()),
-                    ..Default::default()
                 },
             ),
             ..Default::default()
