@@ -48,7 +48,7 @@ impl Gateway {
     }
 
     /// Stops the gateway gracefully and starts it again on the same data
-    /// directory; how long the start took until the API answered.
+    /// directory; how long the start took until `/readyz` answered 200.
     pub async fn restart(&mut self) -> anyhow::Result<Duration> {
         self.stop_running().await?;
         let t = Instant::now();
@@ -59,7 +59,7 @@ impl Gateway {
             .context("the gateway restarts")?;
         self.base = running.base_url();
         self.running = Some(running);
-        let health = format!("{}/health", self.base);
+        let health = format!("{}/readyz", self.base);
         loop {
             if let Ok(r) = self.http.get(&health).send().await
                 && r.status().is_success()

@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 use super::Waker;
 use super::config::BlastConfig;
 use super::model::{BlastJob, JobStatus, SendOutcome};
-use super::pacing::pause;
+use super::pacing::{Owed, pause};
 use super::plan::{endpoint_kind, request_for};
 use crate::domain::event::{Envelope, EventName};
 use crate::domain::send::SendKind;
@@ -75,9 +75,9 @@ pub(super) struct Worker {
     /// Sessions set aside after a send found them offline: until when, and
     /// the waker generation then (a connect since ends the wait).
     parked: HashMap<String, (Instant, u64)>,
-    /// Per session: no send before this instant (the pause after its
-    /// previous send). A job of another session does not wait it out.
-    next_send: HashMap<String, Instant>,
+    /// Per session: the pause owed after its previous send (see
+    /// [`Owed`]). A job of another session does not wait it out.
+    next_send: HashMap<String, Owed>,
     rng: StdRng,
 }
 
@@ -131,7 +131,7 @@ impl Worker {
         self.cursors
             .retain(|(s, seq), _| jobs.iter().any(|j| j.seq == *seq && &j.session_id == s));
         let now = Instant::now();
-        self.next_send.retain(|_, at| *at > now);
+        self.next_send.retain(|_, owed| owed.until > now);
         let now_ms = unix_now_ms();
         let mut wait = self.p.config.idle_poll;
         for job in jobs {
@@ -256,8 +256,9 @@ impl Worker {
             let Some(next) = self.p.store.next_pending_recipient(&job, cursor)? else {
                 return self.close(&job);
             };
-            let wait = self.next_send.get(&sid).map_or(Duration::ZERO, |at| {
-                at.saturating_duration_since(Instant::now())
+            let wait = self.next_send.get(&sid).map_or(Duration::ZERO, |owed| {
+                owed.ready_at(job.seq, &job.options)
+                    .saturating_duration_since(Instant::now())
             });
             if !wait.is_zero() {
                 tokio::select! {

@@ -54,8 +54,13 @@ impl Worker {
             return Ok(false);
         }
         self.cursors.insert(key, id);
-        let until = Instant::now() + pause(&job.options, &mut self.rng);
-        self.next_send.insert(sid.to_owned(), until);
+        let sent_at = Instant::now();
+        let owed = Owed {
+            sent_at,
+            until: sent_at + pause(&job.options, &mut self.rng),
+            seq: job.seq,
+        };
+        self.next_send.insert(sid.to_owned(), owed);
         if let (SendOutcome::Sent { .. }, Some(after)) = (&outcome, after) {
             self.progress(&after);
         }
