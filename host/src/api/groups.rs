@@ -15,7 +15,8 @@ use serde_json::{Value, json};
 
 use super::AppState;
 use super::error::{ApiError, ApiResult};
-use super::extract::{ApiJson, ApiPath, ApiQuery};
+use super::extract::{ApiJson, ApiPath};
+use super::group_members::{add_participants, demote, invite_link, promote, remove_participants};
 use crate::domain::group::{
     GroupSettings, MAX_PARTICIPANTS, MemberAddMode, MemberLinkMode, MembershipApprovalMode,
     SettingsUpdate, check_description, check_subject,
@@ -63,7 +64,7 @@ impl From<GroupError> for ApiError {
 }
 
 /// 404 `session_not_found` unless the session exists.
-fn known(state: &AppState, id: &str) -> ApiResult<()> {
+pub(super) fn known(state: &AppState, id: &str) -> ApiResult<()> {
     if state.sessions.exists(id) {
         Ok(())
     } else {
@@ -72,7 +73,7 @@ fn known(state: &AppState, id: &str) -> ApiResult<()> {
 }
 
 /// The client of a session that can act now (logged in, not paused).
-fn operable(state: &AppState, id: &str) -> ApiResult<Arc<dyn NetworkSession>> {
+pub(super) fn operable(state: &AppState, id: &str) -> ApiResult<Arc<dyn NetworkSession>> {
     match state.sessions.sender(id) {
         Ok((client, _)) => Ok(client),
         Err(SessionError::WrongState(_)) => Err(ApiError::conflict(
@@ -84,7 +85,7 @@ fn operable(state: &AppState, id: &str) -> ApiResult<Arc<dyn NetworkSession>> {
 }
 
 /// The group of the path: `<id>@g.us`, or the bare id.
-fn group_path(raw: &str) -> ApiResult<Jid> {
+pub(super) fn group_path(raw: &str) -> ApiResult<Jid> {
     let full = if raw.contains('@') {
         raw.to_owned()
     } else {
@@ -105,7 +106,7 @@ fn group_path(raw: &str) -> ApiResult<Jid> {
 
 /// User JIDs (or phone numbers) of a `participants` list: canonical, at most
 /// [`MAX_PARTICIPANTS`], and not empty unless `may_be_empty`.
-fn user_jids(values: &[String], may_be_empty: bool) -> ApiResult<Vec<Jid>> {
+pub(super) fn user_jids(values: &[String], may_be_empty: bool) -> ApiResult<Vec<Jid>> {
     if values.is_empty() && !may_be_empty {
         return Err(ApiError::invalid_field(
             "participants",
@@ -251,7 +252,7 @@ async fn info(
     Ok(Json(operable(&state, &id)?.group_info(&group).await?))
 }
 
-fn success() -> Json<Value> {
+pub(super) fn success() -> Json<Value> {
     Json(json!({ "success": true }))
 }
 
@@ -386,153 +387,6 @@ async fn leave(
     let group = group_path(&group)?;
     operable(&state, &id)?.leave_group(&group).await?;
     Ok(success())
-}
-
-/// Body of the participant and admin routes.
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-#[schema(as = GroupParticipantsIn)]
-struct ParticipantsIn {
-    participants: Vec<String>,
-}
-
-/// The session, group and users of a participant or admin request, checked.
-fn participants_request(
-    state: &AppState,
-    id: &str,
-    group: &str,
-    body: &ParticipantsIn,
-) -> ApiResult<(Arc<dyn NetworkSession>, Jid, Vec<Jid>)> {
-    known(state, id)?;
-    let group = group_path(group)?;
-    let users = user_jids(&body.participants, false)?;
-    Ok((operable(state, id)?, group, users))
-}
-
-#[utoipa::path(
-    post,
-    path = "/api/v1/sessions/{id}/groups/{group}/participants",
-    operation_id = "groups_add_participants",
-    tag = "groups",
-    summary = "Add participants",
-    params(crate::api::openapi::common::GroupPath),
-    request_body = ParticipantsIn,
-    responses(
-        (status = 200, body = crate::api::openapi::answers::ParticipantResults),
-        crate::api::openapi::common::ApiErrors,
-    )
-)]
-async fn add_participants(
-    State(state): State<AppState>,
-    ApiPath((id, group)): ApiPath<(String, String)>,
-    ApiJson(body): ApiJson<ParticipantsIn>,
-) -> ApiResult<Json<Value>> {
-    let (client, group, users) = participants_request(&state, &id, &group, &body)?;
-    let results = client.add_participants(&group, &users).await?;
-    Ok(Json(json!({ "results": results })))
-}
-
-#[utoipa::path(
-    delete,
-    path = "/api/v1/sessions/{id}/groups/{group}/participants",
-    operation_id = "groups_remove_participants",
-    tag = "groups",
-    summary = "Remove participants",
-    params(crate::api::openapi::common::GroupPath),
-    request_body = ParticipantsIn,
-    responses(
-        (status = 200, body = crate::api::openapi::answers::ParticipantResults),
-        crate::api::openapi::common::ApiErrors,
-    )
-)]
-async fn remove_participants(
-    State(state): State<AppState>,
-    ApiPath((id, group)): ApiPath<(String, String)>,
-    ApiJson(body): ApiJson<ParticipantsIn>,
-) -> ApiResult<Json<Value>> {
-    let (client, group, users) = participants_request(&state, &id, &group, &body)?;
-    let results = client.remove_participants(&group, &users).await?;
-    Ok(Json(json!({ "results": results })))
-}
-
-#[utoipa::path(
-    post,
-    path = "/api/v1/sessions/{id}/groups/{group}/admins",
-    operation_id = "groups_promote",
-    tag = "groups",
-    summary = "Make participants admins",
-    params(crate::api::openapi::common::GroupPath),
-    request_body = ParticipantsIn,
-    responses(
-        (status = 200, body = crate::api::openapi::common::Success),
-        crate::api::openapi::common::ApiErrors,
-    )
-)]
-async fn promote(
-    State(state): State<AppState>,
-    ApiPath((id, group)): ApiPath<(String, String)>,
-    ApiJson(body): ApiJson<ParticipantsIn>,
-) -> ApiResult<Json<Value>> {
-    let (client, group, users) = participants_request(&state, &id, &group, &body)?;
-    client.promote_participants(&group, &users).await?;
-    Ok(success())
-}
-
-#[utoipa::path(
-    delete,
-    path = "/api/v1/sessions/{id}/groups/{group}/admins",
-    operation_id = "groups_demote",
-    tag = "groups",
-    summary = "Take admin rights away",
-    params(crate::api::openapi::common::GroupPath),
-    request_body = ParticipantsIn,
-    responses(
-        (status = 200, body = crate::api::openapi::common::Success),
-        crate::api::openapi::common::ApiErrors,
-    )
-)]
-async fn demote(
-    State(state): State<AppState>,
-    ApiPath((id, group)): ApiPath<(String, String)>,
-    ApiJson(body): ApiJson<ParticipantsIn>,
-) -> ApiResult<Json<Value>> {
-    let (client, group, users) = participants_request(&state, &id, &group, &body)?;
-    client.demote_participants(&group, &users).await?;
-    Ok(success())
-}
-
-/// Query of the invite-link route.
-#[derive(Debug, Deserialize, utoipa::IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-struct InviteQuery {
-    #[serde(default)]
-    reset: bool,
-}
-
-#[utoipa::path(
-    get,
-    path = "/api/v1/sessions/{id}/groups/{group}/invite-link",
-    operation_id = "groups_invite_link",
-    tag = "groups",
-    summary = "The group's invite link (`reset=true` makes a new one)",
-    params(crate::api::openapi::common::GroupPath, InviteQuery),
-    responses(
-        (status = 200, body = crate::api::openapi::answers::InviteLink),
-        crate::api::openapi::common::ApiErrors,
-    )
-)]
-async fn invite_link(
-    State(state): State<AppState>,
-    ApiPath((id, group)): ApiPath<(String, String)>,
-    ApiQuery(query): ApiQuery<InviteQuery>,
-) -> ApiResult<Json<Value>> {
-    known(&state, &id)?;
-    let group = group_path(&group)?;
-    let link = operable(&state, &id)?
-        .invite_link(&group, query.reset)
-        .await?;
-    Ok(Json(json!({ "invite_link": link })))
 }
 
 #[cfg(test)]

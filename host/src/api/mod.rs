@@ -7,6 +7,7 @@ mod console;
 mod contacts;
 pub mod error;
 pub mod extract;
+mod group_members;
 mod groups;
 mod health;
 mod messages;

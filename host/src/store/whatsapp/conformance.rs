@@ -9,7 +9,8 @@ use whatsapp_rust::wacore::store::InMemoryBackend;
 use whatsapp_rust::wacore::store::traits::{Backend, SignalStore};
 
 use super::WaStore;
-use super::conformance_scenarios::{Trace, phase_one, phase_two};
+use super::conformance_phase_two::phase_two;
+use super::conformance_scenarios::{Trace, phase_one};
 use crate::domain::session::SessionRecord;
 use crate::store::Store;
 

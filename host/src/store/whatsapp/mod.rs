@@ -23,6 +23,8 @@ mod app_state;
 #[cfg(all(test, feature = "whatsapp"))]
 mod conformance;
 #[cfg(all(test, feature = "whatsapp"))]
+mod conformance_phase_two;
+#[cfg(all(test, feature = "whatsapp"))]
 mod conformance_scenarios;
 #[cfg(feature = "whatsapp")]
 mod device;

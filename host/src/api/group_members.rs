@@ -1,0 +1,164 @@
+//! Group membership (`/sessions/{id}/groups/{group}/…`): add and remove
+//! participants, promote and demote admins, and the invite link. The checks
+//! they share with the other group routes live in `groups.rs`.
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::response::Json;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::AppState;
+use super::error::ApiResult;
+use super::extract::{ApiJson, ApiPath, ApiQuery};
+use super::groups::{group_path, known, operable, success, user_jids};
+use crate::domain::jid::Jid;
+use crate::network::NetworkSession;
+
+/// Body of the participant and admin routes.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = GroupParticipantsIn)]
+pub(super) struct ParticipantsIn {
+    participants: Vec<String>,
+}
+
+/// The session, group and users of a participant or admin request, checked.
+fn participants_request(
+    state: &AppState,
+    id: &str,
+    group: &str,
+    body: &ParticipantsIn,
+) -> ApiResult<(Arc<dyn NetworkSession>, Jid, Vec<Jid>)> {
+    known(state, id)?;
+    let group = group_path(group)?;
+    let users = user_jids(&body.participants, false)?;
+    Ok((operable(state, id)?, group, users))
+}
+
+#[utoipa::path(
+    post,
+    path = "/api/v1/sessions/{id}/groups/{group}/participants",
+    operation_id = "groups_add_participants",
+    tag = "groups",
+    summary = "Add participants",
+    params(crate::api::openapi::common::GroupPath),
+    request_body = ParticipantsIn,
+    responses(
+        (status = 200, body = crate::api::openapi::answers::ParticipantResults),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
+pub(super) async fn add_participants(
+    State(state): State<AppState>,
+    ApiPath((id, group)): ApiPath<(String, String)>,
+    ApiJson(body): ApiJson<ParticipantsIn>,
+) -> ApiResult<Json<Value>> {
+    let (client, group, users) = participants_request(&state, &id, &group, &body)?;
+    let results = client.add_participants(&group, &users).await?;
+    Ok(Json(json!({ "results": results })))
+}
+
+#[utoipa::path(
+    delete,
+    path = "/api/v1/sessions/{id}/groups/{group}/participants",
+    operation_id = "groups_remove_participants",
+    tag = "groups",
+    summary = "Remove participants",
+    params(crate::api::openapi::common::GroupPath),
+    request_body = ParticipantsIn,
+    responses(
+        (status = 200, body = crate::api::openapi::answers::ParticipantResults),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
+pub(super) async fn remove_participants(
+    State(state): State<AppState>,
+    ApiPath((id, group)): ApiPath<(String, String)>,
+    ApiJson(body): ApiJson<ParticipantsIn>,
+) -> ApiResult<Json<Value>> {
+    let (client, group, users) = participants_request(&state, &id, &group, &body)?;
+    let results = client.remove_participants(&group, &users).await?;
+    Ok(Json(json!({ "results": results })))
+}
+
+#[utoipa::path(
+    post,
+    path = "/api/v1/sessions/{id}/groups/{group}/admins",
+    operation_id = "groups_promote",
+    tag = "groups",
+    summary = "Make participants admins",
+    params(crate::api::openapi::common::GroupPath),
+    request_body = ParticipantsIn,
+    responses(
+        (status = 200, body = crate::api::openapi::common::Success),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
+pub(super) async fn promote(
+    State(state): State<AppState>,
+    ApiPath((id, group)): ApiPath<(String, String)>,
+    ApiJson(body): ApiJson<ParticipantsIn>,
+) -> ApiResult<Json<Value>> {
+    let (client, group, users) = participants_request(&state, &id, &group, &body)?;
+    client.promote_participants(&group, &users).await?;
+    Ok(success())
+}
+
+#[utoipa::path(
+    delete,
+    path = "/api/v1/sessions/{id}/groups/{group}/admins",
+    operation_id = "groups_demote",
+    tag = "groups",
+    summary = "Take admin rights away",
+    params(crate::api::openapi::common::GroupPath),
+    request_body = ParticipantsIn,
+    responses(
+        (status = 200, body = crate::api::openapi::common::Success),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
+pub(super) async fn demote(
+    State(state): State<AppState>,
+    ApiPath((id, group)): ApiPath<(String, String)>,
+    ApiJson(body): ApiJson<ParticipantsIn>,
+) -> ApiResult<Json<Value>> {
+    let (client, group, users) = participants_request(&state, &id, &group, &body)?;
+    client.demote_participants(&group, &users).await?;
+    Ok(success())
+}
+
+/// Query of the invite-link route.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub(super) struct InviteQuery {
+    #[serde(default)]
+    reset: bool,
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/v1/sessions/{id}/groups/{group}/invite-link",
+    operation_id = "groups_invite_link",
+    tag = "groups",
+    summary = "The group's invite link (`reset=true` makes a new one)",
+    params(crate::api::openapi::common::GroupPath, InviteQuery),
+    responses(
+        (status = 200, body = crate::api::openapi::answers::InviteLink),
+        crate::api::openapi::common::ApiErrors,
+    )
+)]
+pub(super) async fn invite_link(
+    State(state): State<AppState>,
+    ApiPath((id, group)): ApiPath<(String, String)>,
+    ApiQuery(query): ApiQuery<InviteQuery>,
+) -> ApiResult<Json<Value>> {
+    known(&state, &id)?;
+    let group = group_path(&group)?;
+    let link = operable(&state, &id)?
+        .invite_link(&group, query.reset)
+        .await?;
+    Ok(Json(json!({ "invite_link": link })))
+}
