@@ -3,40 +3,29 @@
 
 use reqwest::Method;
 use serde_json::json;
-use switchboard_tests::{TOKEN, TestServer};
+use switchboard_tests::TestServer;
 
-async fn upload(server: &TestServer, bytes: &'static [u8]) -> switchboard_tests::Resp {
-    let resp = server
-        .http()
-        .post(format!("{}/api/v1/plugins", server.base()))
-        .bearer_auth(TOKEN)
-        .header("content-type", "application/wasm")
-        .body(bytes)
-        .send()
-        .await
-        .unwrap();
-    TestServer::read(resp).await
-}
+use crate::plugins_support::upload_bytes;
 
 #[tokio::test]
 async fn garbage_a_core_module_and_an_empty_component_are_refused_with_a_reason() {
     let server = TestServer::start().await;
-    let m = upload(&server, b"hello, not wasm")
+    let m = upload_bytes(&server, b"hello, not wasm".to_vec())
         .await
         .expect_error(400, "not_a_component");
     assert!(m.contains("not WebAssembly"), "{m}");
-    let m = upload(&server, b"\0asm\x01\0\0\0")
+    let m = upload_bytes(&server, b"\0asm\x01\0\0\0".to_vec())
         .await
         .expect_error(400, "not_a_component");
     assert!(m.contains("core WebAssembly module"), "{m}");
-    let m = upload(&server, b"\0asm\x0d\0\x01\0")
+    let m = upload_bytes(&server, b"\0asm\x0d\0\x01\0".to_vec())
         .await
         .expect_error(400, "incompatible_world");
     assert!(m.contains("switchboard:plugin@0.1.0"), "{m}");
-    upload(&server, b"\0asm\x0d\0\x01\0\x01\xff")
+    upload_bytes(&server, b"\0asm\x0d\0\x01\0\x01\xff".to_vec())
         .await
         .expect_error(400, "invalid_component");
-    upload(&server, b"")
+    upload_bytes(&server, b"".to_vec())
         .await
         .expect_error(400, "not_a_component");
 
