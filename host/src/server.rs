@@ -11,7 +11,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::api::{self, AppState};
+use crate::api::{self, AppState, Services};
 use crate::blast::Blasts;
 use crate::config::Config;
 use crate::events::EventBus;
@@ -140,7 +140,7 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
         blasts: blasts.clone(),
         plugins: plugins.clone(),
     });
-    let state = AppState {
+    let state = AppState::new(Services {
         send,
         scheduler,
         blasts,
@@ -153,7 +153,7 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
         webhooks,
         plugins,
         metrics: metrics.clone(),
-    };
+    });
     let app = api::router(state, config.max_body_bytes);
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await

@@ -11,10 +11,8 @@ use crate::bindings::exports::switchboard::plugin::{
     blast_endpoint, event_filter, message_transform, meta,
 };
 use crate::bindings::switchboard::plugin::types as wit;
-use crate::types::{
-    Contact, Envelope, FilterDecision, Hooks, Level, Outbound, Recipient, TransformDecision,
-};
-use crate::{Plugin, log};
+use crate::types::{Contact, FilterDecision, Hooks, Level, Outbound, Recipient, TransformDecision};
+use crate::{Plugin, RawEnvelope, log};
 
 /// Implements the world's exports for the plugin `P`; not used directly.
 #[doc(hidden)]
@@ -41,18 +39,14 @@ impl<P: Plugin> meta::Guest for Adapter<P> {
 
 impl<P: Plugin> event_filter::Guest for Adapter<P> {
     fn filter(event: wit::Envelope) -> wit::FilterDecision {
-        let Ok(data) = serde_json::from_str::<Value>(&event.data) else {
-            log(Level::Warn, "event data is not JSON; kept unchanged");
-            return wit::FilterDecision::Keep;
-        };
-        let envelope = Envelope {
+        let envelope = RawEnvelope {
             session_id: event.session_id,
             event: event.event,
             timestamp: event.timestamp,
-            data,
+            data_json: event.data,
             offline: event.offline,
         };
-        match P::filter(envelope) {
+        match P::filter_raw(envelope) {
             FilterDecision::Keep => wit::FilterDecision::Keep,
             FilterDecision::Drop => wit::FilterDecision::Drop,
             FilterDecision::Replace(data) => wit::FilterDecision::Replace(data.to_string()),
@@ -165,6 +159,7 @@ impl From<wit::Recipient> for Recipient {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Envelope;
     use crate::testing;
 
     struct Upper;

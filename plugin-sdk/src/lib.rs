@@ -8,8 +8,13 @@
 //!
 //! You implement one trait, [`Plugin`], whose hooks all have pass-through
 //! defaults, and call [`register_plugin!`] once. The host imports are plain
-//! functions: [`log`] (and the macros [`info!`], [`warn!`], …), [`config`],
-//! [`now_ms`], [`kv`] and [`contact`].
+//! functions: [`log`] (and the macros [`info!`], [`warn!`], …), [`config`]
+//! (and [`config_cached`], parsed once per configuration), [`now_ms`],
+//! [`kv`] and [`contact`].
+//!
+//! Filters that run on every event and need only a field or two of its
+//! data implement [`Plugin::filter_raw`] (see [`RawEnvelope`]) instead of
+//! [`Plugin::filter`]: the data then stays JSON text until they read it.
 //!
 //! ## From `cargo new` to a loaded plugin
 //!
@@ -108,12 +113,16 @@ pub mod adapter;
 #[doc(hidden)]
 #[allow(missing_docs, unsafe_code, clippy::all)]
 pub mod bindings;
+mod config_cache;
 mod host;
+mod raw;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod testing;
 mod types;
 
+pub use config_cache::config_cached;
 pub use host::{config, config_json, contact, kv, log, now_ms};
+pub use raw::{JsonStr, RawEnvelope};
 pub use serde_json::{self, Value, json};
 pub use types::{
     Contact, Envelope, FilterDecision, Hooks, Level, Outbound, Recipient, Send, TransformDecision,
@@ -139,6 +148,23 @@ pub trait Plugin {
     fn filter(event: Envelope) -> FilterDecision {
         let _ = event;
         FilterDecision::Keep
+    }
+
+    /// Event filter, fast path: the host calls this one, with the data
+    /// still JSON text. Override it instead of [`filter`](Plugin::filter)
+    /// when a decision needs a field or two: read them with
+    /// [`RawEnvelope::data_as`] and skip parsing the rest (and pair it with
+    /// [`config_cached`]). Default: parses the data and calls
+    /// [`filter`](Plugin::filter); data that is not JSON is kept unchanged,
+    /// with a warning.
+    fn filter_raw(event: RawEnvelope) -> FilterDecision {
+        match event.into_envelope() {
+            Ok(envelope) => Self::filter(envelope),
+            Err(_) => {
+                log(Level::Warn, "event data is not JSON; kept unchanged");
+                FilterDecision::Keep
+            }
+        }
     }
 
     /// Message transform: decides about one send before the network.

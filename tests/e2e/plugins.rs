@@ -138,8 +138,11 @@ async fn an_endless_loop_times_out_and_a_fail_closed_binding_drops_the_event() {
     )
     .await;
     inbound(&server, "s", "lost").await;
-    let got = plugin(&server, &p["id"]).await;
-    assert_eq!(got["counters"]["timeouts"], 1, "{got}");
+    eventually("the filter call to time out", || async {
+        let got = plugin(&server, &p["id"]).await;
+        (got["counters"]["timeouts"] == 1).then_some(())
+    })
+    .await;
     server
         .delete(&format!(
             "/api/v1/plugins/bindings/{}",

@@ -109,10 +109,14 @@ async fn a_memory_bomb_under_a_fail_closed_binding_drops_events_until_fixed_and_
     for text in ["an order", "another order", "a third order"] {
         inbound(&server, "s", text).await;
     }
-    let p = eventually("the bomb to be quarantined", || async {
-        let p = plugin(&server, &bomb).await;
-        (p["status"] == "quarantined").then_some(p)
-    })
+    // Quarantined after the second trap; the third event is dropped unseen.
+    let p = eventually(
+        "the bomb to be quarantined and all three dropped",
+        || async {
+            let p = plugin(&server, &bomb).await;
+            (p["status"] == "quarantined" && p["counters"]["drops"] == 3).then_some(p)
+        },
+    )
     .await;
     assert_eq!(p["counters"]["traps"], 2, "{p}");
     assert_eq!(
@@ -126,7 +130,15 @@ async fn a_memory_bomb_under_a_fail_closed_binding_drops_events_until_fixed_and_
         .await
         .expect(200);
     assert_eq!(fixed["status"], "quarantined", "{fixed}");
+    // Filters run when intake publishes the event (once its record is
+    // committed), so wait for this one's drop before enabling the plugin.
+    let drops = fixed["counters"]["drops"].as_u64().unwrap_or(0);
     inbound(&server, "s", "an order while still quarantined").await;
+    eventually("the quarantined filter to drop the event", || async {
+        let p = plugin(&server, &bomb).await;
+        (p["counters"]["drops"].as_u64() > Some(drops)).then_some(())
+    })
+    .await;
     let enabled = server
         .post_empty(&format!("/api/v1/plugins/{}/enable", id(&bomb)))
         .await

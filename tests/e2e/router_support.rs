@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use switchboard::Config;
-use switchboard::api::AppState;
 use switchboard::api::openapi::inventory::{RouteEntry, routes_of};
+use switchboard::api::{AppState, Services};
 use switchboard::blast::Blasts;
 use switchboard::events::EventBus;
 use switchboard::messages::SendCore;
@@ -100,7 +100,7 @@ impl App {
             blasts: blasts.clone(),
             plugins: plugins.clone(),
         });
-        let state = AppState {
+        let state = AppState::new(Services {
             send,
             scheduler,
             blasts,
@@ -113,7 +113,7 @@ impl App {
             webhooks,
             plugins,
             metrics,
-        };
+        });
         App {
             state,
             stop,

@@ -46,9 +46,30 @@ use crate::store::Store;
 use crate::webhooks::Webhooks;
 use error::ApiError;
 
-/// What every handler can reach.
+/// What every handler can reach: [`Services`] behind one `Arc`, because
+/// axum clones the state for every extractor and middleware of every request
+/// (cloning the services themselves, a dozen handles, cost a measurable share
+/// of a small read's time).
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Services>);
+
+impl AppState {
+    /// Shares `services` with every handler.
+    pub fn new(services: Services) -> Self {
+        Self(Arc::new(services))
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Services;
+
+    fn deref(&self) -> &Services {
+        &self.0
+    }
+}
+
+/// The gateway's services, as handlers see them.
+pub struct Services {
     /// The session registry.
     pub sessions: Sessions,
     /// The send core.

@@ -255,6 +255,11 @@ fn wasm_config(
     c.wasm_component_model(true);
     c.epoch_interruption(true);
     c.concurrency_support(false);
+    // For `perf`: name the JIT-compiled plugin functions in /tmp/perf-<pid>.map
+    // (docs/performance.md, "Profiling plugins").
+    if std::env::var_os("SWITCHBOARD_PLUGIN_PERFMAP").is_some() {
+        c.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
     c.max_wasm_stack(1 << 20);
     let mem = cfg.max_memory_bytes as u64;
     if pooling {

@@ -135,7 +135,7 @@ impl Intake {
 
     /// Stores what app-state sync delivered and tells the network whether it
     /// could; an incremental change is also published as `contact_update`.
-    pub(super) fn contacts_synced(&self, sync: &ContactSync) {
+    pub(super) fn contacts_synced(&mut self, sync: &ContactSync) {
         let (source, observations) = from_sync(sync);
         for o in &observations {
             if let Some(lid_user) = o.lid_jid.as_deref().and_then(lid_user_of)
@@ -160,7 +160,7 @@ impl Intake {
                     data["lid"] = json!(lid);
                 }
                 let env = Envelope::now(&self.live.id, EventName::ContactUpdate, data);
-                self.bus.publish(env);
+                self.queue.push(env, None);
             }
         }
     }

@@ -1,5 +1,6 @@
 //! Intake: one task per session turns what the network says into session state,
-//! stored records and published envelopes. It drops duplicate messages (the
+//! stored records and published envelopes (a message's envelope once its
+//! record is durable, through [`PublishQueue`]). It drops duplicate messages (the
 //! per-session dedup window) and learns and applies the lid-to-phone mapping.
 
 use std::sync::Arc;
@@ -12,17 +13,18 @@ use super::Live;
 use super::dedup::{MessageDedup, MessageKey};
 use super::lid::{LearnedLid, learned_from_contact, learned_from_message, resolve_phones};
 use super::message_event::message_data;
+use super::publish_queue::{Commit, PublishQueue};
 use crate::domain::event::{Envelope, EventName};
 use crate::domain::message::{Direction, MessageRecord};
 use crate::domain::session::SessionStatus;
-use crate::events::EventBus;
 use crate::network::{InboundMessage, NetworkEvent};
 use crate::store::Store;
 
 /// What the intake task of one session needs.
 pub(super) struct Intake {
     pub store: Store,
-    pub bus: EventBus,
+    /// Where envelopes wait for their records' commits, in order.
+    pub queue: PublishQueue,
     pub live: Arc<Live>,
     /// The keys of the last messages seen; memory only.
     pub dedup: MessageDedup,
@@ -31,15 +33,17 @@ pub(super) struct Intake {
 }
 
 impl Intake {
-    /// Handles events until the network drops the channel or the gateway stops.
+    /// Handles events until the network drops the channel or the gateway
+    /// stops. Envelopes whose records are committed leave first; no new
+    /// event is read while the publish queue is full.
     pub async fn run(mut self, mut rx: mpsc::Receiver<NetworkEvent>, cancel: CancellationToken) {
         loop {
             tokio::select! {
-                // Events first: what is already queued is handled before a stop.
                 biased;
-                ev = rx.recv() => match ev {
+                () = self.queue.flush(), if !self.queue.is_empty() => {}
+                ev = rx.recv(), if self.queue.has_room() => match ev {
                     Some(ev) => self.handle(ev),
-                    None => return,
+                    None => break,
                 },
                 _ = cancel.cancelled() => {
                     // Stopping: handle what the network already handed over, so
@@ -47,14 +51,16 @@ impl Intake {
                     while let Ok(ev) = rx.try_recv() {
                         self.handle(ev);
                     }
-                    return;
+                    break;
                 }
             }
         }
+        self.queue.drain().await;
     }
 
-    fn publish(&self, event: EventName, data: serde_json::Value) {
-        self.bus.publish(Envelope::now(&self.live.id, event, data));
+    fn publish(&mut self, event: EventName, data: serde_json::Value) {
+        let envelope = Envelope::now(&self.live.id, event, data);
+        self.queue.push(envelope, None);
     }
 
     fn handle(&mut self, ev: NetworkEvent) {
@@ -156,12 +162,16 @@ impl Intake {
             body: data.clone(),
             timestamp: m.timestamp,
         };
-        if let Err(e) = self.store.append_message(&record) {
-            tracing::error!(session = %id, error = %e, "could not store an inbound message");
-        }
+        let commit = match self.store.append_message_queued(&record) {
+            Ok(commit) => Some(Box::pin(commit) as Commit),
+            Err(e) => {
+                tracing::error!(session = %id, error = %e, "could not store an inbound message");
+                None
+            }
+        };
         let mut envelope = Envelope::now(id, EventName::Message, data);
         envelope.offline = Some(m.offline);
-        self.bus.publish(envelope);
+        self.queue.push(envelope, commit);
     }
 
     fn learn(&self, pair: &LearnedLid) {

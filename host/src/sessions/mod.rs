@@ -11,6 +11,7 @@ pub mod lid;
 mod lifecycle;
 pub mod message_event;
 mod operations;
+mod publish_queue;
 pub mod reconnect;
 
 use std::collections::HashMap;
@@ -180,7 +181,7 @@ impl Sessions {
         });
         let intake = Intake {
             store: self.inner.store.clone(),
-            bus: self.inner.bus.clone(),
+            queue: publish_queue::PublishQueue::new(self.inner.bus.clone()),
             live: live.clone(),
             dedup: Default::default(),
             supervisor: reconnect::Supervisor {

@@ -185,7 +185,7 @@ impl Supervisor {
 impl Intake {
     /// The network locked the account and closed the socket: the session is
     /// disconnected, and auto-reconnect waits out the next cooldown.
-    pub(super) fn account_locked(&self, reason: &str) {
+    pub(super) fn account_locked(&mut self, reason: &str) {
         self.live.update(|s| {
             s.status = SessionStatus::Disconnected;
             s.qr = None;
@@ -194,15 +194,15 @@ impl Intake {
         let (cooldown, until) = self.supervisor.locked(&self.live);
         let id = &self.live.id;
         let dropped = json!({ "reason": format!("account locked: {reason}") });
-        self.bus
-            .publish(Envelope::now(id, EventName::Disconnected, dropped));
+        let dropped = Envelope::now(id, EventName::Disconnected, dropped);
         let data = json!({
             "reason": reason,
             "cooldown_secs": whole_secs(cooldown),
             "cooldown_until": until,
         });
-        self.bus
-            .publish(Envelope::now(id, EventName::AccountLocked, data));
+        let locked = Envelope::now(id, EventName::AccountLocked, data);
+        self.queue.push(dropped, None);
+        self.queue.push(locked, None);
     }
 }
 

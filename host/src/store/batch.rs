@@ -91,11 +91,27 @@ impl Store {
         &self,
         f: impl FnMut(&WriteTransaction) -> StoreResult<T> + Send + 'static,
     ) -> StoreResult<T> {
+        self.write_grouped_queued(f).await
+    }
+
+    /// [`Store::write_grouped`], but the write is queued before this returns
+    /// (not when the future is first polled): a caller can queue several
+    /// writes, go on, and await them later, in the order it queued them.
+    pub(crate) fn write_grouped_queued<T, F>(
+        &self,
+        f: F,
+    ) -> impl Future<Output = StoreResult<T>> + Send + 'static + use<T, F>
+    where
+        T: Send + 'static,
+        F: FnMut(&WriteTransaction) -> StoreResult<T> + Send + 'static,
+    {
         let (job, slot) = job(f);
         let (tx, rx) = tokio::sync::oneshot::channel();
         self.batch.submit(job, Reply::Async(tx));
-        rx.await.map_err(|_| stopped())??;
-        take(&slot)
+        async move {
+            rx.await.map_err(|_| stopped())??;
+            take(&slot)
+        }
     }
 
     /// [`Store::write_grouped`] for callers that are not async: blocks the

@@ -17,6 +17,16 @@ impl Store {
         self.write_grouped(append_job(record)?).await
     }
 
+    /// Queues a message record for the next group commit and returns at
+    /// once; the future resolves when the record is durable. Records queued
+    /// one after another are committed in that order, usually together.
+    pub fn append_message_queued(
+        &self,
+        record: &MessageRecord,
+    ) -> StoreResult<impl Future<Output = StoreResult<()>> + Send + 'static + use<>> {
+        Ok(self.write_grouped_queued(append_job(record)?))
+    }
+
     /// One page of a session's messages, newest first.
     pub fn list_messages(
         &self,
@@ -31,7 +41,7 @@ impl Store {
 /// The write of one message record, as a group-commit job.
 fn append_job(
     record: &MessageRecord,
-) -> StoreResult<impl FnMut(&redb::WriteTransaction) -> StoreResult<()> + Send + 'static> {
+) -> StoreResult<impl FnMut(&redb::WriteTransaction) -> StoreResult<()> + Send + 'static + use<>> {
     let bytes = encode(record)?;
     let session_id = record.session_id.clone();
     Ok(move |tx: &redb::WriteTransaction| {

@@ -9,6 +9,7 @@ mod lid;
 mod messages;
 mod plugins;
 mod scheduled;
+mod session_cache;
 mod sessions;
 mod sim;
 mod sim_account;
@@ -87,6 +88,8 @@ pub struct Store {
     timings: crate::metrics::StoreTimings,
     /// The group-commit writer (`batch.rs`).
     batch: batch::GroupCommit,
+    /// Session records as committed (`session_cache.rs`).
+    sessions: Arc<session_cache::SessionCache>,
 }
 
 impl std::fmt::Debug for Store {
@@ -109,7 +112,12 @@ impl Store {
         let timings = crate::metrics::StoreTimings::default();
         let batch = batch::GroupCommit::start(&db, timings.write_seconds.clone())
             .map_err(|e| StoreError::Redb(e.into()))?;
-        let store = Store { db, timings, batch };
+        let store = Store {
+            db,
+            timings,
+            batch,
+            sessions: Default::default(),
+        };
         store.init_schema(&path)?;
         Ok(store)
     }

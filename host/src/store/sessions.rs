@@ -12,35 +12,56 @@ impl Store {
     /// Inserts a new session; returns `false` (and writes nothing) if the id is taken.
     pub fn insert_session(&self, record: &SessionRecord) -> StoreResult<bool> {
         let bytes = encode(record)?;
-        self.write(|tx| {
+        let _order = self.sessions.lock();
+        let inserted = self.write(|tx| {
             let mut t = tx.open_table(SESSIONS)?;
             if t.get(record.id.as_str())?.is_some() {
                 return Ok(false);
             }
             t.insert(record.id.as_str(), bytes.as_slice())?;
             Ok(true)
-        })
+        })?;
+        if inserted {
+            self.sessions.put(record.clone());
+        }
+        Ok(inserted)
     }
 
     /// Replaces a session record (it must exist; a deleted session is not revived).
     pub fn update_session(&self, record: &SessionRecord) -> StoreResult<bool> {
         let bytes = encode(record)?;
-        self.write(|tx| {
+        let _order = self.sessions.lock();
+        let updated = self.write(|tx| {
             let mut t = tx.open_table(SESSIONS)?;
             if t.get(record.id.as_str())?.is_none() {
                 return Ok(false);
             }
             t.insert(record.id.as_str(), bytes.as_slice())?;
             Ok(true)
-        })
+        })?;
+        if updated {
+            self.sessions.put(record.clone());
+        }
+        Ok(updated)
     }
 
-    /// One session record.
+    /// One session record (from memory once it has been read or written).
     pub fn get_session(&self, id: &str) -> StoreResult<Option<SessionRecord>> {
-        self.read(|tx| {
+        if let Some(cached) = self.sessions.get(id) {
+            return Ok(Some(SessionRecord::clone(&cached)));
+        }
+        let _order = self.sessions.lock();
+        if let Some(cached) = self.sessions.get(id) {
+            return Ok(Some(SessionRecord::clone(&cached)));
+        }
+        let record: Option<SessionRecord> = self.read(|tx| {
             let t = tx.open_table(SESSIONS)?;
             t.get(id)?.map(|v| decode(v.value())).transpose()
-        })
+        })?;
+        if let Some(r) = &record {
+            self.sessions.put(r.clone());
+        }
+        Ok(record)
     }
 
     /// Every session record, ordered by id.
@@ -59,7 +80,8 @@ impl Store {
     /// Deletes a session and everything stored for it, in one transaction.
     /// Returns `false` when there was no such session.
     pub fn delete_session(&self, id: &str) -> StoreResult<bool> {
-        self.write(|tx| {
+        let _order = self.sessions.lock();
+        let existed = self.write(|tx| {
             let existed = tx.open_table(SESSIONS)?.remove(id)?.is_some();
             if existed {
                 delete_session_range(tx, MESSAGES, id)?;
@@ -75,7 +97,9 @@ impl Store {
                 super::whatsapp::delete_session_whatsapp(tx, id)?;
             }
             Ok(existed)
-        })
+        })?;
+        self.sessions.remove(id);
+        Ok(existed)
     }
 }
 
@@ -87,7 +111,8 @@ impl Store {
         id: &str,
         f: impl FnOnce(&mut SessionRecord),
     ) -> StoreResult<Option<SessionRecord>> {
-        self.write(|tx| {
+        let _order = self.sessions.lock();
+        let modified = self.write(|tx| {
             let mut t = tx.open_table(SESSIONS)?;
             let Some(mut record): Option<SessionRecord> =
                 t.get(id)?.map(|v| decode(v.value())).transpose()?
@@ -97,7 +122,11 @@ impl Store {
             f(&mut record);
             t.insert(id, encode(&record)?.as_slice())?;
             Ok(Some(record))
-        })
+        })?;
+        if let Some(r) = &modified {
+            self.sessions.put(r.clone());
+        }
+        Ok(modified)
     }
 }
 
@@ -156,5 +185,41 @@ mod tests {
         store.delete_session("a").unwrap();
         assert!(!store.update_session(&r).unwrap());
         assert!(store.get_session("a").unwrap().is_none());
+    }
+
+    #[test]
+    fn a_session_read_after_each_kind_of_write_is_what_was_committed() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = Store::open(dir.path()).unwrap();
+            store.insert_session(&record("a")).unwrap();
+            assert!(!store.get_session("a").unwrap().unwrap().paused);
+            store.modify_session("a", |r| r.paused = true).unwrap();
+            assert!(store.get_session("a").unwrap().unwrap().paused);
+            let mut named = store.get_session("a").unwrap().unwrap();
+            named.name = Some("front desk".into());
+            store.update_session(&named).unwrap();
+            assert_eq!(
+                store.get_session("a").unwrap().unwrap().name.as_deref(),
+                Some("front desk")
+            );
+            // A failed modify (no such session) leaves nothing behind.
+            assert!(
+                store
+                    .modify_session("zz", |r| r.paused = true)
+                    .unwrap()
+                    .is_none()
+            );
+            assert!(store.get_session("zz").unwrap().is_none());
+            store.insert_session(&record("b")).unwrap();
+            assert!(store.delete_session("b").unwrap());
+            assert!(store.get_session("b").unwrap().is_none());
+        }
+        // What was read from memory is what a fresh store reads from disk.
+        let store = Store::open(dir.path()).unwrap();
+        let a = store.get_session("a").unwrap().unwrap();
+        assert!(a.paused);
+        assert_eq!(a.name.as_deref(), Some("front desk"));
+        assert!(store.get_session("b").unwrap().is_none());
     }
 }

@@ -19,7 +19,9 @@
 //! that does not parse keeps every event and logs an error.
 
 use serde::Deserialize;
-use switchboard_plugin_sdk::{self as sdk, Envelope, FilterDecision, Hooks, Plugin, Value};
+use switchboard_plugin_sdk::{
+    self as sdk, Envelope, FilterDecision, Hooks, JsonStr, Plugin, RawEnvelope, Value,
+};
 
 /// What to do with a matching message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -47,6 +49,50 @@ pub struct Config {
     pub mode: Mode,
 }
 
+/// A configuration made ready to match: lower-cased once, empty entries
+/// left out. Parsed once per configuration (`sdk::config_cached`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(from = "Config")]
+pub struct Rules {
+    keywords: Vec<String>,
+    /// Lower-cased patterns, and whether each has wildcards.
+    patterns: Vec<(String, bool)>,
+    mode: Mode,
+}
+
+impl From<Config> for Rules {
+    fn from(c: Config) -> Rules {
+        Rules {
+            keywords: c
+                .keywords
+                .iter()
+                .filter(|k| !k.is_empty())
+                .map(|k| k.to_lowercase())
+                .collect(),
+            patterns: c
+                .patterns
+                .iter()
+                .filter(|p| !p.is_empty())
+                .map(|p| {
+                    let p = p.to_lowercase();
+                    let glob = p.contains(['*', '?']);
+                    (p, glob)
+                })
+                .collect(),
+            mode: c.mode,
+        }
+    }
+}
+
+/// The two fields the router reads; the rest of the data is skipped.
+#[derive(Deserialize)]
+struct Texts<'a> {
+    #[serde(borrow, default)]
+    text: Option<JsonStr<'a>>,
+    #[serde(borrow, default)]
+    caption: Option<JsonStr<'a>>,
+}
+
 /// The plugin.
 pub struct KeywordRouter;
 
@@ -55,17 +101,29 @@ impl Plugin for KeywordRouter {
     const VERSION: &'static str = env!("CARGO_PKG_VERSION");
     const HOOKS: Hooks = Hooks::EVENT_FILTER;
 
-    fn filter(event: Envelope) -> FilterDecision {
+    fn filter_raw(event: RawEnvelope) -> FilterDecision {
         if event.event != "message" {
             return FilterDecision::Keep;
         }
-        match sdk::config::<Config>() {
-            Ok(config) => decide(&config, &event.data),
+        let rules = match sdk::config_cached::<Rules>() {
+            Ok(rules) => rules,
             Err(e) => {
                 sdk::error!("invalid configuration, keeping every event: {e}");
-                FilterDecision::Keep
+                return FilterDecision::Keep;
             }
+        };
+        match event.data_as::<Texts>() {
+            Ok(t) => decide_texts(&rules, [t.text.as_deref(), t.caption.as_deref()]),
+            // `text` or `caption` is there but not a string: read it the slow way.
+            Err(_) => match event.data() {
+                Ok(data) => decide_texts(&rules, texts_of(&data)),
+                Err(_) => FilterDecision::Keep,
+            },
         }
+    }
+
+    fn filter(event: Envelope) -> FilterDecision {
+        Self::filter_raw(RawEnvelope::from_envelope(&event))
     }
 }
 
@@ -73,36 +131,57 @@ sdk::register_plugin!(KeywordRouter);
 
 /// The decision about a message event's data under `config`.
 pub fn decide(config: &Config, data: &Value) -> FilterDecision {
-    if config.keywords.is_empty() && config.patterns.is_empty() {
+    decide_texts(&Rules::from(config.clone()), texts_of(data))
+}
+
+/// The `text` and `caption` of a message's data, when they are strings.
+fn texts_of(data: &Value) -> [Option<&str>; 2] {
+    [data["text"].as_str(), data["caption"].as_str()]
+}
+
+/// The decision about a message with these texts under `rules`.
+fn decide_texts(rules: &Rules, texts: [Option<&str>; 2]) -> FilterDecision {
+    if rules.keywords.is_empty() && rules.patterns.is_empty() {
         return FilterDecision::Keep;
     }
-    let texts: Vec<String> = ["text", "caption"]
-        .iter()
-        .filter_map(|k| data[*k].as_str())
-        .map(str::to_lowercase)
-        .collect();
-    let matched = texts.iter().any(|t| matches(config, t));
-    match (config.mode, matched) {
+    let matched = texts.into_iter().flatten().any(|t| matches(rules, t));
+    match (rules.mode, matched) {
         (Mode::Keep, true) | (Mode::Drop, false) => FilterDecision::Keep,
         (Mode::Keep, false) | (Mode::Drop, true) => FilterDecision::Drop,
     }
 }
 
-/// Whether a lower-cased text matches any keyword or pattern.
-fn matches(config: &Config, text: &str) -> bool {
-    config
-        .keywords
-        .iter()
-        .filter(|k| !k.is_empty())
-        .any(|k| text.contains(&k.to_lowercase()))
-        || config.patterns.iter().any(|p| {
-            let p = p.to_lowercase();
-            if p.contains(['*', '?']) {
-                glob(&p, text)
+/// Whether a text matches any keyword or pattern, case-insensitively. An
+/// ASCII text is searched as it is (lower-casing a copy of every message
+/// first costs more than the search in WebAssembly); any other text, and
+/// glob patterns, work on a lower-cased copy.
+fn matches(rules: &Rules, text: &str) -> bool {
+    let lowered = std::cell::OnceCell::new();
+    let lower = || lowered.get_or_init(|| text.to_lowercase());
+    let contains = |needle: &str| {
+        if text.is_ascii() && needle.is_ascii() {
+            contains_ignore_ascii_case(text.as_bytes(), needle.as_bytes())
+        } else {
+            lower().contains(needle)
+        }
+    };
+    rules.keywords.iter().any(|k| contains(k))
+        || rules.patterns.iter().any(|(p, is_glob)| {
+            if *is_glob {
+                glob(p, lower())
             } else {
-                !p.is_empty() && text.contains(&p)
+                contains(p)
             }
         })
+}
+
+/// Whether `hay` contains `needle` (already lower-case), ignoring ASCII case.
+fn contains_ignore_ascii_case(hay: &[u8], needle: &[u8]) -> bool {
+    let Some(&first) = needle.first() else {
+        return true;
+    };
+    hay.windows(needle.len())
+        .any(|w| w[0].to_ascii_lowercase() == first && w.eq_ignore_ascii_case(needle))
 }
 
 /// Whether `text` matches the glob `pattern` in full (`*` any run, `?` one character).
@@ -151,6 +230,16 @@ mod tests {
             FilterDecision::Keep
         );
         assert_eq!(decide(&c, &json!({"text": null})), FilterDecision::Drop);
+    }
+
+    #[test]
+    fn non_ascii_text_matches_case_insensitively_too() {
+        let c = config(json!({"keywords": ["über"]}));
+        assert_eq!(
+            decide(&c, &json!({"text": "ÜBER alles"})),
+            FilterDecision::Keep
+        );
+        assert_eq!(decide(&c, &json!({"text": "uber"})), FilterDecision::Drop);
     }
 
     #[test]
@@ -221,5 +310,25 @@ mod tests {
         testing::set_config(json!({"mode": "sideways"}));
         assert_eq!(KeywordRouter::filter(message), FilterDecision::Keep);
         assert_eq!(testing::logs().last().unwrap().0, sdk::Level::Error);
+    }
+
+    #[test]
+    fn the_raw_path_reads_text_and_caption_and_survives_a_non_string_text() {
+        testing::reset();
+        testing::set_config(json!({"keywords": ["order"]}));
+        let raw = |data: Value| RawEnvelope {
+            session_id: "s".into(),
+            event: "message".into(),
+            timestamp: 0,
+            data_json: data.to_string(),
+            offline: None,
+        };
+        let keep = FilterDecision::Keep;
+        let with_text = raw(json!({"text": "ORDER 1", "x": {"y": [1, "order"]}}));
+        assert_eq!(KeywordRouter::filter_raw(with_text), keep);
+        let number_text = raw(json!({"text": 5, "caption": "an order"}));
+        assert_eq!(KeywordRouter::filter_raw(number_text), keep);
+        let nothing = raw(json!({"text": 5, "other": "order"}));
+        assert_eq!(KeywordRouter::filter_raw(nothing), FilterDecision::Drop);
     }
 }

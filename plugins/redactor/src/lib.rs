@@ -19,8 +19,12 @@
 //! - `mask`: the character that replaces a digit (default `*`).
 //! - `keep_last`: how many trailing digits of each number stay readable (default 0).
 
+use std::rc::Rc;
+
 use serde::Deserialize;
-use switchboard_plugin_sdk::{self as sdk, Envelope, FilterDecision, Hooks, Plugin, Value};
+use switchboard_plugin_sdk::{
+    self as sdk, Envelope, FilterDecision, Hooks, Plugin, RawEnvelope, Value,
+};
 
 /// The shortest digit run taken for a phone number.
 pub const MIN_DIGITS: usize = 7;
@@ -52,10 +56,23 @@ impl Plugin for Redactor {
     const VERSION: &'static str = env!("CARGO_PKG_VERSION");
     const HOOKS: Hooks = Hooks::EVENT_FILTER;
 
+    fn filter_raw(event: RawEnvelope) -> FilterDecision {
+        // Digits are never escaped in the JSON the host sends, so data with
+        // no run of MIN_DIGITS digits anywhere has nothing to mask: keep it
+        // without parsing it.
+        if !has_digit_run(&event.data_json) {
+            return FilterDecision::Keep;
+        }
+        match event.into_envelope() {
+            Ok(envelope) => Self::filter(envelope),
+            Err(_) => FilterDecision::Keep,
+        }
+    }
+
     fn filter(mut event: Envelope) -> FilterDecision {
-        let config = sdk::config::<Config>().unwrap_or_else(|e| {
+        let config = sdk::config_cached::<Config>().unwrap_or_else(|e| {
             sdk::warn!("invalid configuration, using the defaults: {e}");
-            Config::default()
+            Rc::new(Config::default())
         });
         if redact_value(&config, &mut event.data) {
             FilterDecision::Replace(event.data)
@@ -63,6 +80,22 @@ impl Plugin for Redactor {
             FilterDecision::Keep
         }
     }
+}
+
+/// Whether `text` holds a run of at least [`MIN_DIGITS`] ASCII digits.
+pub fn has_digit_run(text: &str) -> bool {
+    let mut run = 0;
+    for b in text.bytes() {
+        if b.is_ascii_digit() {
+            run += 1;
+            if run >= MIN_DIGITS {
+                return true;
+            }
+        } else {
+            run = 0;
+        }
+    }
+    false
 }
 
 sdk::register_plugin!(Redactor);
@@ -90,6 +123,9 @@ pub fn redact_value(config: &Config, value: &mut Value) -> bool {
 
 /// `text` with every run of [`MIN_DIGITS`] or more digits masked; `None` when there is none.
 pub fn redact(config: &Config, text: &str) -> Option<String> {
+    if !has_digit_run(text) {
+        return None;
+    }
     let mut out = String::with_capacity(text.len());
     let mut run = String::new();
     let mut changed = false;
@@ -185,5 +221,27 @@ mod tests {
             Redactor::filter(event),
             FilterDecision::Replace(json!({"chat_phone": "*************"}))
         );
+    }
+
+    #[test]
+    fn the_raw_path_keeps_data_without_a_long_digit_run_unparsed_and_masks_the_rest() {
+        testing::reset();
+        let raw = |data_json: &str| RawEnvelope {
+            session_id: "s".into(),
+            event: "message".into(),
+            timestamp: 0,
+            data_json: data_json.into(),
+            offline: None,
+        };
+        // Not even JSON: nothing to mask is decided before any parse.
+        assert_eq!(
+            Redactor::filter_raw(raw("{no 123456 json")),
+            FilterDecision::Keep
+        );
+        assert_eq!(
+            Redactor::filter_raw(raw(r#"{"text":"call 4915112345678"}"#)),
+            FilterDecision::Replace(json!({"text": "call *************"}))
+        );
+        assert!(has_digit_run("a1234567b") && !has_digit_run("123456 7890 12"));
     }
 }
