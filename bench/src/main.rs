@@ -235,11 +235,21 @@ async fn run(plan: &Plan, server: tokio::runtime::Handle) -> anyhow::Result<Vec<
         let mut gw = gateway::Gateway::start(&server).await?;
         let s = p5_scale::run(&mut gw, plan.sessions).await?;
         rows.push(Row::absolute(
-            &format!("P5 memory per idle session at {}", plan.sessions),
+            &format!("P5 RSS growth per idle session at {}", plan.sessions),
             s.bytes_per_session / 1024.0,
             "KB",
             Goal::AtMost,
             100.0,
+        ));
+        rows.push(Row::absolute(
+            &format!(
+                "P5 heap held per idle session at {} (mallinfo2)",
+                plan.sessions
+            ),
+            s.held_per_session / 1024.0,
+            "KB",
+            Goal::Info,
+            0.0,
         ));
         rows.push(Row::absolute(
             &format!(

@@ -1,6 +1,8 @@
 //! P5, scale: the resident memory each idle, logged-in sim session costs at
 //! `n` sessions (VmRSS of this process before and after, from
-//! `/proc/self/status`; the gateway runs in-process), and the time a restart
+//! `/proc/self/status`; the gateway runs in-process; and as heap in use, from
+//! glibc's `mallinfo2`, because the allocator keeps much of what the
+//! creation burst freed), and the time a restart
 //! takes until the API answers with those sessions and ten plugins stored.
 
 use std::sync::Arc;
@@ -14,8 +16,13 @@ use crate::gateway::Gateway;
 /// P5's figures.
 #[derive(Debug)]
 pub struct ScaleFigures {
-    /// Resident bytes per session.
+    /// Resident bytes per session: the growth of this process's RSS.
     pub bytes_per_session: f64,
+    /// Heap bytes in use per session (glibc's `mallinfo2`: allocated
+    /// blocks of every arena plus mmapped ones): what the sessions hold,
+    /// without the free memory the allocator keeps after the burst that
+    /// created them.
+    pub held_per_session: f64,
     /// Restart until `/health` answers.
     pub ready: Duration,
     /// Restart until every session is `logged_in` again.
@@ -25,6 +32,7 @@ pub struct ScaleFigures {
 /// Creates `n` sessions on a fresh gateway, then restarts it with ten plugins.
 pub async fn run(gw: &mut Gateway, n: usize) -> anyhow::Result<ScaleFigures> {
     let rss_before = rss_bytes()?;
+    let heap_before = heap_in_use();
     let next = Arc::new(AtomicUsize::new(0));
     let gw_ref: &Gateway = gw;
     let workers = (0..16).map(|_| {
@@ -45,6 +53,7 @@ pub async fn run(gw: &mut Gateway, n: usize) -> anyhow::Result<ScaleFigures> {
     wait_all_logged_in(gw, n, Duration::from_secs(120)).await?;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let rss_after = rss_bytes()?;
+    let heap_after = heap_in_use();
 
     for i in 0..10 {
         let (path, name) = if i % 2 == 0 {
@@ -59,6 +68,7 @@ pub async fn run(gw: &mut Gateway, n: usize) -> anyhow::Result<ScaleFigures> {
     wait_all_logged_in(gw, n, Duration::from_secs(120)).await?;
     Ok(ScaleFigures {
         bytes_per_session: rss_after.saturating_sub(rss_before) as f64 / n as f64,
+        held_per_session: heap_after.saturating_sub(heap_before) as f64 / n as f64,
         ready,
         all_logged_in: t.elapsed(),
     })
@@ -80,6 +90,16 @@ async fn wait_all_logged_in(gw: &Gateway, n: usize, patience: Duration) -> anyho
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// Bytes the allocator has handed out and not had back, in every arena,
+/// mmapped blocks included.
+#[allow(unsafe_code)]
+fn heap_in_use() -> u64 {
+    // SAFETY: mallinfo2 takes no argument and returns a plain struct; glibc
+    // locks each arena while it sums it.
+    let info = unsafe { libc::mallinfo2() };
+    (info.uordblks + info.hblkhd) as u64
 }
 
 /// This process's resident set size, from `/proc/self/status`.

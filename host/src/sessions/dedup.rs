@@ -1,8 +1,10 @@
 //! Per-session message dedup: a bounded first-in-first-out set of the keys of
 //! the last [`DEDUP_CAPACITY`] messages. Memory only; a restart forgets it.
+//! It grows with the messages a session sees (an idle session holds none)
+//! and keeps a 128-bit fingerprint of each key, not the key.
 
 use std::collections::{HashSet, VecDeque};
-use std::hash::Hash;
+use std::hash::{BuildHasher, Hash, RandomState};
 
 use serde_json::Value;
 
@@ -22,12 +24,12 @@ pub struct RecentSet<K> {
 
 impl<K: Eq + Hash + Clone> RecentSet<K> {
     /// An empty set that remembers at most `capacity` keys (at least one).
+    /// Nothing is reserved up front: the set grows as keys arrive.
     pub fn new(capacity: usize) -> Self {
-        let capacity = capacity.max(1);
         Self {
-            order: VecDeque::with_capacity(capacity),
-            seen: HashSet::with_capacity(capacity),
-            capacity,
+            order: VecDeque::new(),
+            seen: HashSet::new(),
+            capacity: capacity.max(1),
         }
     }
 
@@ -92,8 +94,52 @@ impl MessageKey {
     }
 }
 
-/// The dedup window of one session.
-pub type MessageDedup = RecentSet<MessageKey>;
+/// The dedup window of one session. It remembers a 128-bit fingerprint of
+/// each key (two independently seeded SipHashes) rather than the key: 16
+/// bytes a message instead of two copies of its chat and id, so a busy
+/// session's full window is about 150 KB, not a megabyte. Two different
+/// keys share a fingerprint with odds of about 2^-105 in a full window.
+#[derive(Debug)]
+pub struct MessageDedup {
+    recent: RecentSet<u128>,
+    hashers: (RandomState, RandomState),
+}
+
+impl MessageDedup {
+    /// An empty window of `capacity` messages.
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            recent: RecentSet::new(capacity),
+            hashers: (RandomState::new(), RandomState::new()),
+        }
+    }
+
+    fn fingerprint(&self, key: &MessageKey) -> u128 {
+        let (a, b) = &self.hashers;
+        (u128::from(a.hash_one(key)) << 64) | u128::from(b.hash_one(key))
+    }
+
+    /// Remembers `key`; `false` when it is a duplicate of a remembered one.
+    pub fn insert(&mut self, key: &MessageKey) -> bool {
+        let f = self.fingerprint(key);
+        self.recent.insert(f)
+    }
+
+    /// Whether `key` is remembered.
+    pub fn contains(&self, key: &MessageKey) -> bool {
+        self.recent.contains(&self.fingerprint(key))
+    }
+
+    /// How many messages are remembered.
+    pub fn len(&self) -> usize {
+        self.recent.len()
+    }
+
+    /// Whether nothing is remembered.
+    pub fn is_empty(&self) -> bool {
+        self.recent.is_empty()
+    }
+}
 
 impl Default for MessageDedup {
     fn default() -> Self {
@@ -142,14 +188,16 @@ mod tests {
     #[test]
     fn the_session_window_holds_exactly_4096_messages() {
         let mut set = MessageDedup::default();
+        assert!(set.is_empty(), "nothing is held before the first message");
         let msg = |i: usize| InboundMessage {
             chat: "1@s.whatsapp.net".into(),
             message_id: format!("M{i}"),
             ..InboundMessage::default()
         };
         for i in 0..=DEDUP_CAPACITY {
-            assert!(set.insert(MessageKey::of(&msg(i))));
+            assert!(set.insert(&MessageKey::of(&msg(i))));
         }
+        assert!(!set.insert(&MessageKey::of(&msg(7))), "a duplicate");
         assert_eq!(set.len(), DEDUP_CAPACITY);
         assert!(!set.contains(&MessageKey::of(&msg(0))));
         assert!(set.contains(&MessageKey::of(&msg(1))));

@@ -142,7 +142,7 @@ impl Intake {
     /// Stores and publishes a message unless it is a duplicate.
     fn message(&mut self, m: &InboundMessage) {
         let id = &self.live.id;
-        if !self.dedup.insert(MessageKey::of(m)) {
+        if !self.dedup.insert(&MessageKey::of(m)) {
             tracing::debug!(session = %id, chat = %m.chat, message_id = %m.message_id, "duplicate message dropped");
             return;
         }
