@@ -90,6 +90,23 @@ impl Gateway {
         &self.base
     }
 
+    /// How many store transactions have been committed so far (group
+    /// commits and single writes), from `switchboard_store_write_seconds`.
+    pub async fn store_commits(&self) -> anyhow::Result<u64> {
+        let text = self
+            .http
+            .get(format!("{}/metrics", self.base))
+            .bearer_auth(TOKEN)
+            .send()
+            .await?
+            .text()
+            .await?;
+        text.lines()
+            .find_map(|l| l.strip_prefix("switchboard_store_write_seconds_count "))
+            .and_then(|v| v.trim().parse().ok())
+            .ok_or_else(|| anyhow::anyhow!("no switchboard_store_write_seconds_count in /metrics"))
+    }
+
     /// An authenticated call; the JSON answer, or an error naming the status.
     pub async fn call(
         &self,

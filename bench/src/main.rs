@@ -146,6 +146,13 @@ async fn run(plan: &Plan, server: tokio::runtime::Handle) -> anyhow::Result<Vec<
                 Goal::AtMost,
                 10.0,
             ));
+            rows.push(Row::absolute(
+                &format!("P1 {filters} filter(s): inbound records stored per commit"),
+                p.writes_per_commit,
+                "",
+                Goal::Info,
+                0.0,
+            ));
         }
     }
     if plan.runs("p2") {

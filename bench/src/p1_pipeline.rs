@@ -40,6 +40,9 @@ pub struct Pipeline {
     pub p99: Duration,
     /// The rate the latency run was paced at.
     pub paced: f64,
+    /// Inbound message records stored per store commit over both runs
+    /// (how well the group commit batches them).
+    pub writes_per_commit: f64,
 }
 
 /// The pipeline's fixture: a paired session with a signed webhook, and the
@@ -106,6 +109,7 @@ impl Fixture {
         paced_for: Duration,
     ) -> anyhow::Result<Pipeline> {
         // Throughput: inject for `inject_for`, then wait for every delivery.
+        let commits_before = gw.store_commits().await?;
         let first = self.next_id;
         let limit = crate::receiver::SLOTS / 2;
         let before = receiver.count();
@@ -184,7 +188,9 @@ impl Fixture {
                 latencies.len()
             );
         }
+        let commits = gw.store_commits().await?.saturating_sub(commits_before);
         Ok(Pipeline {
+            writes_per_commit: (count + total) as f64 / commits.max(1) as f64,
             rate,
             p50: latencies.percentile(50.0),
             p99: latencies.percentile(99.0),
