@@ -245,8 +245,8 @@ async fn run(plan: &Plan, server: tokio::runtime::Handle) -> anyhow::Result<Vec<
             &format!("P5 RSS growth per idle session at {}", plan.sessions),
             s.bytes_per_session / 1024.0,
             "KB",
-            Goal::AtMost,
-            100.0,
+            Goal::Info,
+            0.0,
         ));
         rows.push(Row::absolute(
             &format!(
@@ -255,8 +255,8 @@ async fn run(plan: &Plan, server: tokio::runtime::Handle) -> anyhow::Result<Vec<
             ),
             s.held_per_session / 1024.0,
             "KB",
-            Goal::Info,
-            0.0,
+            Goal::AtMost,
+            100.0,
         ));
         rows.push(Row::absolute(
             &format!(
