@@ -23,7 +23,7 @@ mod stats;
 
 use std::time::{Duration, Instant};
 
-use stats::{Goal, Row, ms, us};
+use stats::{Goal, Row, ms};
 
 /// The keyword-router component (`plugins/keyword-router`), built by build.rs.
 pub const KEYWORD_ROUTER: &str = env!("BENCH_PLUGIN_KEYWORD_ROUTER");
@@ -158,21 +158,8 @@ async fn run(plan: &Plan, server: tokio::runtime::Handle) -> anyhow::Result<Vec<
     if plan.runs("p2") {
         eprintln!("P2: plugin call cost …");
         let calls = plan.plugin_calls;
-        let (one, three) = tokio::task::spawn_blocking(move || p2_plugins::run(calls)).await??;
-        rows.push(Row::absolute(
-            &format!("P2 one filter, 1 KB event: p50 (p99 {:.2} µs)", us(one.p99)),
-            us(one.p50),
-            "µs",
-            Goal::AtMost,
-            1.5,
-        ));
-        rows.push(Row::absolute(
-            &format!("P2 chain of three: p99 (p50 {:.2} µs)", us(three.p50)),
-            us(three.p99),
-            "µs",
-            Goal::AtMost,
-            5.0,
-        ));
+        let c = tokio::task::spawn_blocking(move || p2_plugins::run(calls)).await??;
+        rows.extend(c.rows());
     }
     if plan.runs("p3") {
         eprintln!("P3: REST reads and writes …");
