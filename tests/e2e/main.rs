@@ -21,6 +21,7 @@ mod group_messages;
 mod group_support;
 mod groups;
 mod intake;
+mod intake_order;
 mod message_types;
 mod messaging;
 mod metrics;
