@@ -256,7 +256,7 @@ fn wasm_config(
     c.epoch_interruption(true);
     c.concurrency_support(false);
     // For `perf`: name the JIT-compiled plugin functions in /tmp/perf-<pid>.map
-    // (docs/performance.md, "Profiling plugins").
+    // (docs/performance.md, "Profiling").
     if std::env::var_os("SWITCHBOARD_PLUGIN_PERFMAP").is_some() {
         c.profiler(wasmtime::ProfilingStrategy::PerfMap);
     }
