@@ -49,6 +49,19 @@ pub struct Config {
 }
 
 impl Config {
+    /// The same configuration with every filesystem path absolute (against
+    /// the working directory now) and every directory the gateway writes to
+    /// created and checked; an unusable one is an error naming the path and
+    /// its option. Idempotent; [`crate::start`] calls it before anything
+    /// reads a path.
+    pub fn resolve_paths(mut self) -> Result<Config, crate::paths::PathError> {
+        self.data_dir = crate::paths::writable_dir(&self.data_dir, crate::paths::DATA_DIR)?;
+        if let Some(dir) = &self.plugins.dir {
+            self.plugins.dir = Some(crate::paths::readable_dir(dir, crate::paths::PLUGIN_DIR)?);
+        }
+        Ok(self)
+    }
+
     /// Defaults with the given data directory (used by tests and embedders).
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
         Self {

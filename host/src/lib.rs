@@ -29,6 +29,7 @@ pub mod liveness;
 pub mod messages;
 pub mod metrics;
 pub mod network;
+pub mod paths;
 pub mod plugins;
 pub mod scheduler;
 pub mod server;

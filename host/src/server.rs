@@ -41,6 +41,8 @@ pub struct Running {
 
 /// Starts the gateway and returns once it accepts connections.
 pub async fn start(config: Config) -> anyhow::Result<Running> {
+    let config = config.resolve_paths()?;
+    tracing::info!(data_dir = %config.data_dir.display(), "using the data directory");
     let store = Store::open(&config.data_dir).context("could not open the store")?;
     let (token, source) = token::resolve(config.api_token.as_deref(), &config.data_dir)
         .context("could not read or create the API token file")?;
@@ -208,7 +210,7 @@ fn announce_token(token: &str, source: &TokenSource) {
             // file. On stderr, for the person at the terminal: the log stream
             // (stdout, maybe JSON for a shipper) never carries the token.
             eprintln!(
-                "Generated an API token and saved it to {} (owner-only).\n  API token: {token}\n  Use it as: Authorization: Bearer {token}",
+                "Generated an API token and saved it to {} (owner-only).\n  API token: {token}\n  Send it as `Authorization: Bearer <token>`; it is shown only this once.",
                 path.display()
             );
             tracing::info!(file = %path.display(), "generated an API token into the data directory");

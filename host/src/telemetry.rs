@@ -1,5 +1,7 @@
 //! Logging: human-readable lines by default, JSON lines on request.
 
+use std::io::IsTerminal;
+
 use tracing_subscriber::EnvFilter;
 
 use crate::config::LogFormat;
@@ -13,7 +15,10 @@ pub fn init(filter: &str, format: LogFormat) {
     };
     let builder = tracing_subscriber::fmt()
         .with_env_filter(env_filter)
-        .with_target(false);
+        .with_target(false)
+        // Colour codes only for a person at a terminal: a file, a pipe or a
+        // log shipper gets plain text it can search.
+        .with_ansi(std::io::stdout().is_terminal());
     let installed = match format {
         LogFormat::Text => builder.try_init(),
         LogFormat::Json => builder.json().flatten_event(true).try_init(),

@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use switchboard_tests::plugins;
+use switchboard_tests::process::Lines;
 use switchboard_tests::receiver::{Respond, TestReceiver, add_webhook, dlq, inbound, wait_for_dlq};
-use switchboard_tests::{TOKEN, TestServer};
+use switchboard_tests::{PATIENCE, TOKEN, TestServer, eventually};
 
 /// The binary built from the host's `main.rs` (see tests/Cargo.toml).
 const BINARY: &str = env!("CARGO_BIN_EXE_switchboard-e2e");
@@ -128,16 +129,102 @@ async fn sessions_create_list_and_qr_with_flags_and_environment() {
     let out = cli(&server, Via::Env, "sessions qr alice").await.ok();
     let shown = server.get("/api/v1/sessions/alice/qr").await.expect(200);
     let code = shown["qr"].as_str().expect("a QR code");
-    assert_eq!(
-        out.lines().next(),
-        Some(code),
-        "the current QR code first: {out}"
+    let drawn = switchboard::cli::qr::render(code).unwrap();
+    assert!(
+        out.starts_with(&drawn),
+        "the current QR code drawn first:\n{out}"
     );
+    assert!(out.lines().any(|l| l == code), "and as text: {out}");
+    assert!(out.contains("It expires in "), "{out}");
     assert!(out.contains(&shown["expires_at"].to_string()), "{out}");
 
     let listed = cli(&server, Via::Flags, "sessions list --json").await.ok();
     let listed: Value = serde_json::from_str(&listed).expect("--json prints JSON");
     assert_eq!(listed, server.get("/api/v1/sessions").await.expect(200));
+}
+
+/// The codes a `sessions qr` run drew: each is printed as text on the line
+/// before the scanning hint.
+fn drawn_codes(lines: &[String]) -> Vec<String> {
+    lines
+        .windows(2)
+        .filter(|w| w[1].starts_with("Scan it on the phone"))
+        .map(|w| w[0].clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn sessions_qr_watch_follows_rotating_codes_until_the_phone_links() {
+    let server = TestServer::start_with(|c| {
+        c.sim.auto_pair = false;
+        c.sim.qr_interval = Duration::from_millis(300);
+    })
+    .await;
+    server
+        .post(
+            "/api/v1/sessions",
+            json!({ "id": "alice", "phone": "+1 555 000 1111" }),
+        )
+        .await
+        .expect(201);
+    let cwd = tempfile::tempdir().unwrap();
+    let mut child = tokio::process::Command::new(BINARY)
+        .args(["sessions", "qr", "alice", "--watch"])
+        .args(["--url", server.base(), "--token", TOKEN])
+        .current_dir(cwd.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the client runs");
+    let stdout = Lines::collect(child.stdout.take().unwrap());
+    let stderr = Lines::collect(child.stderr.take().unwrap());
+    let codes = eventually("two rotated codes drawn", || async {
+        let codes = drawn_codes(&stdout.all());
+        (codes.len() >= 2).then_some(codes)
+    })
+    .await;
+    assert_ne!(codes[0], codes[1], "each drawing is a new code");
+    let text = stdout.text();
+    for code in &codes {
+        let drawn = switchboard::cli::qr::render(code).unwrap();
+        assert!(text.contains(&drawn), "{code} is drawn:\n{text}");
+    }
+    assert_eq!(
+        child.try_wait().unwrap(),
+        None,
+        "still watching before the scan"
+    );
+
+    server
+        .post_empty("/api/v1/sim/sessions/alice/scan")
+        .await
+        .expect(200);
+    let status = tokio::time::timeout(PATIENCE, child.wait())
+        .await
+        .expect("the watch ends once the phone has linked")
+        .unwrap();
+    assert!(status.success(), "{status}: {}", stderr.text());
+    let phone = server
+        .get("/api/v1/sessions/alice/status")
+        .await
+        .expect(200)["phone_number"]
+        .as_str()
+        .expect("a phone number once logged in")
+        .to_owned();
+    let last = eventually("the output read to its end", || async {
+        stdout
+            .all()
+            .last()
+            .filter(|l| l.starts_with("Linked"))
+            .cloned()
+    })
+    .await;
+    assert_eq!(
+        last,
+        format!("Linked: session alice is logged in as {phone}")
+    );
 }
 
 #[tokio::test]

@@ -38,6 +38,7 @@ mod plugins_hostile;
 mod plugins_scoped;
 mod plugins_support;
 mod plugins_swap;
+mod readme;
 mod reconnect;
 mod router_support;
 mod scheduled;
@@ -55,3 +56,6 @@ mod webhook_suspension;
 mod webhooks;
 #[cfg(feature = "whatsapp")]
 mod whatsapp;
+
+/// The binary built from the host's `main.rs` (see tests/Cargo.toml).
+pub(crate) const BINARY: &str = env!("CARGO_BIN_EXE_switchboard-e2e");

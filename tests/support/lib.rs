@@ -2,6 +2,8 @@
 //! data directory, and a real HTTP client that speaks to it.
 
 pub mod plugins;
+pub mod process;
+pub mod readme;
 pub mod receiver;
 pub mod sse;
 

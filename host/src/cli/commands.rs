@@ -2,7 +2,7 @@
 //! as a table or a sentence (or the raw JSON with `--json`).
 
 use std::io::Write;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -81,46 +81,20 @@ pub(super) async fn sessions(
                 cell(&v, "status")
             )?;
         }
-        SessionsCmd::Qr { id, wait_secs } => {
-            let v = qr(api, &id, Duration::from_secs(wait_secs)).await?;
-            if json {
-                return print_json(out, &v);
-            }
-            writeln!(
-                out,
-                "{}\nscan it with the phone before {} (Unix seconds); it rotates",
-                cell(&v, "qr"),
-                cell(&v, "expires_at")
-            )?;
+        SessionsCmd::Qr {
+            id,
+            wait_secs,
+            watch,
+        } => {
+            let req = super::qr::QrRequest {
+                id,
+                wait: Duration::from_secs(wait_secs),
+                watch,
+            };
+            super::qr::run(api, req, json, out).await?;
         }
     }
     Ok(())
-}
-
-/// Connects a disconnected session, then waits up to `wait` for its QR code.
-async fn qr(api: &Api, id: &str, wait: Duration) -> Result<Value, CliError> {
-    let path = format!("/api/v1/sessions/{}", seg(id));
-    let session = api.get(&path).await?;
-    match session.get("status").and_then(Value::as_str) {
-        Some("logged_in" | "connected") => {
-            return Err(CliError::Outcome(format!(
-                "session `{id}` is already paired and connected; there is no QR code to scan"
-            )));
-        }
-        Some("disconnected") => {
-            api.post(&format!("{path}/connect"), None).await?;
-        }
-        _ => {}
-    }
-    let started = Instant::now();
-    loop {
-        match api.get(&format!("{path}/qr")).await {
-            Err(CliError::Api { status: 409, .. }) if started.elapsed() < wait => {
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
-            other => return other,
-        }
-    }
 }
 
 /// `switchboard send …`

@@ -6,6 +6,7 @@
 //! - `client`: the HTTP calls and how API errors become [`CliError`]s
 //! - `commands`: sessions, send, webhooks, plugins
 //! - `blasts`: creating a blast from a recipients file, with a progress bar
+//! - `qr`: the pairing QR code drawn in the terminal, and `--watch`
 //! - `table`: plain-text tables
 //!
 //! Output is a human-readable table or sentence by default and the API's raw
@@ -14,6 +15,7 @@
 mod blasts;
 mod client;
 mod commands;
+pub mod qr;
 mod table;
 
 use std::io::Write;
@@ -114,13 +116,19 @@ pub enum SessionsCmd {
         #[arg(long)]
         phone: Option<String>,
     },
-    /// Connect the session if needed and print its current QR code.
+    /// Connect the session if needed and draw its current QR code in the
+    /// terminal, to scan with the phone (WhatsApp → Linked devices).
     Qr {
         /// The session id.
         id: String,
         /// How long to wait for a QR code to appear, in seconds.
         #[arg(long, default_value_t = 10)]
         wait_secs: u64,
+        /// Follow the rotating codes, with a countdown, until the phone has
+        /// linked; then print the session's phone number. With --json: one
+        /// JSON line per code, then the session's status.
+        #[arg(long)]
+        watch: bool,
     },
 }
 
