@@ -64,7 +64,7 @@ pub fn steps(text: &str, first_line: usize) -> Vec<Step> {
         }
         let (start, mut joined) = pending.take().unwrap_or((line_no, String::new()));
         if let Some(head) = line.strip_suffix('\\') {
-            joined.push_str(head.trim_start());
+            joined.push_str(head.trim());
             joined.push(' ');
             pending = Some((start, joined));
             continue;
