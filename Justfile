@@ -14,10 +14,14 @@ run *ARGS:
 test:
     cargo test --workspace --locked
 
-# Formatting and lints, as CI wants them.
+# Layering, formatting and lints of both workspaces, exactly as CI runs them.
 check:
+    python3 .ci/layers.py
     cargo fmt --all -- --check
     cargo clippy --workspace --all-targets --locked -- -D warnings
+    cargo fmt --manifest-path plugins/Cargo.toml --all -- --check
+    cargo clippy --manifest-path plugins/Cargo.toml --all-targets --locked -- -D warnings
+    cargo clippy --manifest-path plugins/Cargo.toml --target wasm32-wasip2 --locked -- -D warnings
 
 # Benchmark the hot paths against ceilings measured in the same run (`just bench --quick`, or name sections: p1 … p5).
 bench *ARGS:

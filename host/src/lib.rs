@@ -23,7 +23,6 @@ pub mod api;
 pub mod blast;
 pub mod cli;
 pub mod config;
-pub mod domain;
 pub mod events;
 pub mod liveness;
 pub mod messages;
@@ -38,6 +37,8 @@ pub mod store;
 pub mod telemetry;
 pub mod token;
 pub mod webhooks;
+
+pub use switchboard_domain as domain;
 
 pub use config::Config;
 pub use server::{Running, start};

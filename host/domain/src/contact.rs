@@ -5,7 +5,8 @@
 use serde::{Deserialize, Serialize};
 
 /// Where a stored contact's latest change came from (the spec's source values).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ContactSource {
     /// A full app-state sync (after pairing, or a snapshot resync).
@@ -34,7 +35,8 @@ impl ContactSource {
 }
 
 /// One contact of a session's directory, as `GET /sessions/{id}/contacts` lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct StoredContact {
     /// The user JID.
     pub jid: String,

@@ -25,6 +25,7 @@ macro_rules! event_names {
         }
 
         /// In the OpenAPI document: a string, one of the wire spellings.
+        #[cfg(feature = "openapi")]
         impl utoipa::PartialSchema for EventName {
             fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
                 utoipa::openapi::ObjectBuilder::new()
@@ -35,6 +36,7 @@ macro_rules! event_names {
             }
         }
 
+        #[cfg(feature = "openapi")]
         impl utoipa::ToSchema for EventName {}
     };
 }

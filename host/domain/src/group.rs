@@ -17,7 +17,8 @@ pub const MAX_DESCRIPTION_CHARS: usize = 2048;
 pub const MAX_PARTICIPANTS: usize = 1024;
 
 /// A participant's role.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// The group's creator (while a member).
@@ -45,7 +46,8 @@ impl Role {
 }
 
 /// One entry of List Groups.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct GroupSummary {
     /// The group JID.
     pub jid: String,
@@ -56,7 +58,8 @@ pub struct GroupSummary {
 }
 
 /// A participant and its role.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Participant {
     /// The participant's user JID.
     pub jid: String,
@@ -66,7 +69,8 @@ pub struct Participant {
 
 /// Everything a member can read about a group (Get Group Info, plus the
 /// fields Get Group projects from it).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct GroupInfo {
     /// The group JID.
     pub jid: String,
@@ -88,7 +92,8 @@ pub struct GroupInfo {
 }
 
 /// Get Group: the group without its participant list.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Group {
     /// The group JID.
     pub jid: String,
@@ -128,7 +133,8 @@ impl From<&GroupInfo> for GroupSummary {
 }
 
 /// The outcome for one JID of an add or remove.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum ParticipantStatus {
     /// Added to the group.
     Added,
@@ -146,7 +152,8 @@ pub enum ParticipantStatus {
 }
 
 /// One JID's result of an add or remove.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ParticipantResult {
     /// The JID as the gateway understood it (canonical form).
     pub jid: String,

@@ -30,7 +30,8 @@ macro_rules! setting_values {
 }
 
 /// Whether join requests need an admin's approval.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case", try_from = "String")]
 pub enum MembershipApprovalMode {
     /// Anyone with the invite link joins at once.
@@ -41,7 +42,8 @@ pub enum MembershipApprovalMode {
 }
 
 /// Who can add participants.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case", try_from = "String")]
 pub enum MemberAddMode {
     /// Only admins.
@@ -52,7 +54,8 @@ pub enum MemberAddMode {
 }
 
 /// Who can read and reset the invite link.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case", try_from = "String")]
 pub enum MemberLinkMode {
     /// Only admins.
@@ -67,7 +70,8 @@ setting_values!(MemberAddMode { AdminAdd = "admin_add", AllMemberAdd = "all_memb
 setting_values!(MemberLinkMode { AdminLink = "admin_link", AllMemberLink = "all_member_link" });
 
 /// The three settings of a group.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct GroupSettings {
     /// Whether join requests need approval.
     pub membership_approval_mode: MembershipApprovalMode,
@@ -78,7 +82,8 @@ pub struct GroupSettings {
 }
 
 /// A change of settings: only the fields that are `Some` change.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SettingsUpdate {
     /// New approval mode.

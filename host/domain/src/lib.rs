@@ -1,5 +1,6 @@
 //! Pure domain types: no I/O, no HTTP, no storage.
 
+pub mod blast;
 pub mod contact;
 pub mod event;
 pub mod event_data;
@@ -7,6 +8,8 @@ pub mod group;
 mod group_settings;
 pub mod jid;
 pub mod message;
+pub mod plugin;
+pub mod scheduled;
 pub mod send;
 mod send_basic;
 mod send_check;
@@ -14,4 +17,6 @@ mod send_interactive;
 mod send_media;
 mod send_text;
 pub mod session;
+pub mod sim;
 pub mod time;
+pub mod webhook;

@@ -3,7 +3,8 @@
 use serde::{Deserialize, Serialize};
 
 /// Whether a message left or reached the session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
     /// Sent by the session through the API (or a blast, or the scheduler).
@@ -13,7 +14,8 @@ pub enum Direction {
 }
 
 /// One stored message, sent or received.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MessageRecord {
     /// The network's message id.
     pub message_id: String,

@@ -294,11 +294,11 @@ impl OutboundContent {
 
 /// The request body of each send kind as it arrives on the wire, for the
 /// OpenAPI document (`api::openapi::send_bodies`).
-pub(crate) mod wire {
-    pub(crate) use super::super::send_basic::{ContactWire, LocationWire, PollWire};
-    pub(crate) use super::super::send_interactive::{ButtonsWire, CtaUrlWire, ListWire};
-    pub(crate) use super::super::send_media::{AudioWire, DocumentWire, VisualWire};
-    pub(crate) use super::super::send_text::{ReactionWire, TextWire};
+pub mod wire {
+    pub use super::super::send_basic::{ContactWire, LocationWire, PollWire};
+    pub use super::super::send_interactive::{ButtonsWire, CtaUrlWire, ListWire};
+    pub use super::super::send_media::{AudioWire, DocumentWire, VisualWire};
+    pub use super::super::send_text::{ReactionWire, TextWire};
 }
 
 #[cfg(test)]

@@ -48,13 +48,14 @@ pub struct LocationBody {
 }
 
 /// The body of a `location` send.
-#[derive(Deserialize, utoipa::ToSchema)]
+#[derive(Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
-#[schema(as = SendLocation)]
-pub(crate) struct LocationWire {
+#[cfg_attr(feature = "openapi", schema(as = SendLocation))]
+pub struct LocationWire {
     /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
-    #[schema(value_type = String)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     _to: IgnoredAny,
     latitude: f64,
     longitude: f64,
@@ -112,22 +113,24 @@ pub struct ContactCard {
 }
 
 /// The body of a `contact` send: one or more cards.
-#[derive(Deserialize, utoipa::ToSchema)]
+#[derive(Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
-#[schema(as = SendContact)]
-pub(crate) struct ContactWire {
+#[cfg_attr(feature = "openapi", schema(as = SendContact))]
+pub struct ContactWire {
     /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
-    #[schema(value_type = String)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     _to: IgnoredAny,
     contacts: Vec<CardWire>,
 }
 
 /// A contact card.
-#[derive(Deserialize, utoipa::ToSchema)]
+#[derive(Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields, expecting = "an object")]
-#[schema(as = ContactCardIn)]
-pub(crate) struct CardWire {
+#[cfg_attr(feature = "openapi", schema(as = ContactCardIn))]
+pub struct CardWire {
     name: String,
     phone: String,
     organization: Option<String>,
@@ -197,13 +200,14 @@ pub struct PollBody {
 }
 
 /// The body of a `poll` send: 2 to 12 options.
-#[derive(Deserialize, utoipa::ToSchema)]
+#[derive(Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
-#[schema(as = SendPoll)]
-pub(crate) struct PollWire {
+#[cfg_attr(feature = "openapi", schema(as = SendPoll))]
+pub struct PollWire {
     /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
-    #[schema(value_type = String)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     _to: IgnoredAny,
     question: String,
     options: Vec<String>,

@@ -50,13 +50,14 @@ pub struct CtaUrlBody {
 }
 
 /// The body of a `cta-url` send: text with one button that opens a URL.
-#[derive(Deserialize, utoipa::ToSchema)]
+#[derive(Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
-#[schema(as = SendCtaUrl)]
-pub(crate) struct CtaUrlWire {
+#[cfg_attr(feature = "openapi", schema(as = SendCtaUrl))]
+pub struct CtaUrlWire {
     /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
-    #[schema(value_type = String)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     _to: IgnoredAny,
     text: String,
     button_text: String,
@@ -103,13 +104,14 @@ pub struct Button {
 }
 
 /// The body of a `buttons` send: text with up to 3 reply buttons.
-#[derive(Deserialize, utoipa::ToSchema)]
+#[derive(Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
-#[schema(as = SendButtons)]
-pub(crate) struct ButtonsWire {
+#[cfg_attr(feature = "openapi", schema(as = SendButtons))]
+pub struct ButtonsWire {
     /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
-    #[schema(value_type = String)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     _to: IgnoredAny,
     text: String,
     header: Option<String>,
@@ -118,10 +120,11 @@ pub(crate) struct ButtonsWire {
 }
 
 /// A reply button.
-#[derive(Deserialize, utoipa::ToSchema)]
+#[derive(Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields, expecting = "an object")]
-#[schema(as = ButtonIn)]
-pub(crate) struct ButtonWire {
+#[cfg_attr(feature = "openapi", schema(as = ButtonIn))]
+pub struct ButtonWire {
     id: String,
     text: String,
 }
@@ -189,13 +192,14 @@ pub struct ListRow {
 }
 
 /// The body of a `list` send: a button that opens selectable rows.
-#[derive(Deserialize, utoipa::ToSchema)]
+#[derive(Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
-#[schema(as = SendList)]
-pub(crate) struct ListWire {
+#[cfg_attr(feature = "openapi", schema(as = SendList))]
+pub struct ListWire {
     /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
-    #[schema(value_type = String)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     _to: IgnoredAny,
     text: String,
     button_text: String,
@@ -205,19 +209,21 @@ pub(crate) struct ListWire {
 }
 
 /// A section of a list.
-#[derive(Deserialize, utoipa::ToSchema)]
+#[derive(Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields, expecting = "an object")]
-#[schema(as = ListSectionIn)]
-pub(crate) struct SectionWire {
+#[cfg_attr(feature = "openapi", schema(as = ListSectionIn))]
+pub struct SectionWire {
     title: String,
     rows: Vec<RowWire>,
 }
 
 /// A selectable row of a list.
-#[derive(Deserialize, utoipa::ToSchema)]
+#[derive(Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields, expecting = "an object")]
-#[schema(as = ListRowIn)]
-pub(crate) struct RowWire {
+#[cfg_attr(feature = "openapi", schema(as = ListRowIn))]
+pub struct RowWire {
     id: String,
     title: String,
     description: Option<String>,

@@ -120,13 +120,14 @@ pub struct DocumentBody {
 }
 
 /// The body of an `image` or `video` send: exactly one of `url` and `data` (base64).
-#[derive(Deserialize, utoipa::ToSchema)]
+#[derive(Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
-#[schema(as = SendImageOrVideo)]
-pub(crate) struct VisualWire {
+#[cfg_attr(feature = "openapi", schema(as = SendImageOrVideo))]
+pub struct VisualWire {
     /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
-    #[schema(value_type = String)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     _to: IgnoredAny,
     url: Option<String>,
     data: Option<String>,
@@ -136,13 +137,14 @@ pub(crate) struct VisualWire {
 }
 
 /// The body of an `audio` send (`ptt`: a voice note): exactly one of `url` and `data` (base64).
-#[derive(Deserialize, utoipa::ToSchema)]
+#[derive(Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
-#[schema(as = SendAudio)]
-pub(crate) struct AudioWire {
+#[cfg_attr(feature = "openapi", schema(as = SendAudio))]
+pub struct AudioWire {
     /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
-    #[schema(value_type = String)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     _to: IgnoredAny,
     url: Option<String>,
     data: Option<String>,
@@ -151,13 +153,14 @@ pub(crate) struct AudioWire {
 }
 
 /// The body of a `document` send: exactly one of `url` and `data` (base64).
-#[derive(Deserialize, utoipa::ToSchema)]
+#[derive(Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
-#[schema(as = SendDocument)]
-pub(crate) struct DocumentWire {
+#[cfg_attr(feature = "openapi", schema(as = SendDocument))]
+pub struct DocumentWire {
     /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
-    #[schema(value_type = String)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     _to: IgnoredAny,
     url: Option<String>,
     data: Option<String>,

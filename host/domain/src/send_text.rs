@@ -36,13 +36,14 @@ pub struct TextBody {
 }
 
 /// The body of a `text` send.
-#[derive(Deserialize, utoipa::ToSchema)]
+#[derive(Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
-#[schema(as = SendText)]
-pub(crate) struct TextWire {
+#[cfg_attr(feature = "openapi", schema(as = SendText))]
+pub struct TextWire {
     /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
-    #[schema(value_type = String)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     _to: IgnoredAny,
     text: String,
     quoted_message_id: Option<String>,
@@ -107,13 +108,14 @@ impl ReactionBody {
 }
 
 /// The body of a `reaction` send; an empty `emoji` removes the reaction.
-#[derive(Deserialize, utoipa::ToSchema)]
+#[derive(Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
-#[schema(as = SendReaction)]
-pub(crate) struct ReactionWire {
+#[cfg_attr(feature = "openapi", schema(as = SendReaction))]
+pub struct ReactionWire {
     /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
-    #[schema(value_type = String)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     _to: IgnoredAny,
     message_id: String,
     emoji: String,

@@ -15,9 +15,8 @@
 //! and changes them there, so a restart resumes where it stopped.
 
 pub mod config;
-pub mod model;
+pub use crate::domain::blast::{model, plan};
 pub mod pacing;
-pub mod plan;
 pub mod recovery;
 mod worker;
 

@@ -26,7 +26,7 @@ mod hooks;
 pub mod host;
 mod limits;
 pub mod manifest;
-pub mod model;
+pub use crate::domain::plugin as model;
 pub mod stats;
 mod wasi_io;
 

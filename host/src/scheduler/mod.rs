@@ -15,7 +15,7 @@
 //! the same id, which the network treats as one message.
 
 pub mod config;
-pub mod model;
+pub use crate::domain::scheduled as model;
 pub mod policy;
 mod worker;
 

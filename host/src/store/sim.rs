@@ -3,46 +3,11 @@
 //! a restart of the gateway is not a reset of the simulated world.
 
 use redb::ReadableTable;
-use serde::{Deserialize, Serialize};
 
 use super::tables::{OUTBOX_SEQ_KEY, SIM_OUTBOX, SIM_OUTBOX_IDS, SIM_USERS};
 use super::{Store, StoreResult, decode, encode, next_seq, page_newest_first};
 
-/// A user of the simulated network who is not a session of this gateway.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct SimUser {
-    /// Digits of the phone number.
-    pub phone: String,
-    /// The user JID.
-    pub jid: String,
-    /// The name the user shows to others.
-    pub push_name: Option<String>,
-    /// A verified business name, for business accounts.
-    pub business_name: Option<String>,
-    /// The user's alternate identifier JID (`<id>@lid`).
-    pub lid: Option<String>,
-    /// The user's about text.
-    pub about: Option<String>,
-    /// The user's profile picture URL.
-    pub picture_url: Option<String>,
-    /// Unix seconds of registration.
-    pub registered_at: i64,
-}
-
-/// One message as the simulated network received it from a session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct OutboxEntry {
-    /// The recipient JID.
-    pub to: String,
-    /// The send kind.
-    pub kind: String,
-    /// The body as delivered (without `to`).
-    pub body: serde_json::Value,
-    /// The message id the network assigned.
-    pub message_id: String,
-    /// Unix seconds of receipt.
-    pub timestamp: i64,
-}
+pub use crate::domain::sim::{OutboxEntry, SimUser};
 
 impl Store {
     /// Registers or replaces an outside user of the simulated network.

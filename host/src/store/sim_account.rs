@@ -4,41 +4,11 @@
 //! contact tokens in the device store.
 
 use redb::{ReadableTable, WriteTransaction};
-use serde::{Deserialize, Serialize};
 
 use super::tables::{ADDRESS_BOOK_SEQ_KEY, SIM_ADDRESS_BOOK, SIM_APP_STATE, SIM_TCTOKENS};
 use super::{Store, StoreResult, decode, delete_session_keys, encode, next_seq};
 
-/// One entry of a sim account's address book.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct SimAddressEntry {
-    /// Phone digits of the contact.
-    pub phone: String,
-    /// The saved full name.
-    pub full_name: Option<String>,
-    /// The saved first name.
-    pub first_name: Option<String>,
-    /// The contact's `<id>@lid`, when given.
-    pub lid: Option<String>,
-    /// The app-state version that last changed the entry (grows per change).
-    pub version: u64,
-}
-
-/// A trust contact token record in a sim session's device store.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SimTcToken {
-    /// Unix milliseconds when the contact's token was received.
-    pub token_ms: Option<i64>,
-    /// Unix milliseconds when this account last issued its token to the contact.
-    pub sender_ms: Option<i64>,
-}
-
-impl SimTcToken {
-    /// The newest of the two times.
-    pub fn newest_ms(&self) -> i64 {
-        self.token_ms.max(self.sender_ms).unwrap_or(0)
-    }
-}
+pub use crate::domain::sim::{SimAddressEntry, SimTcToken};
 
 impl Store {
     /// Adds or replaces an address-book entry; it gets the next version.

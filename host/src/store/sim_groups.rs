@@ -3,59 +3,11 @@
 //! session does not touch them (its account stays a member, as a phone would).
 
 use redb::ReadableTable;
-use serde::{Deserialize, Serialize};
 
 use super::tables::SIM_GROUPS;
 use super::{Store, StoreResult, decode, encode};
-use crate::domain::group::{GroupSettings, Role};
 
-/// A group as the simulated network keeps it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SimGroup {
-    /// The digits before `@g.us`.
-    pub id: String,
-    /// The group name.
-    pub subject: String,
-    /// The description, when there is one.
-    pub topic: Option<SimTopic>,
-    /// The creator's user JID (kept after the creator leaves).
-    pub owner: String,
-    /// Unix seconds of creation.
-    pub created_at: i64,
-    /// Members in the order they joined.
-    pub participants: Vec<SimMember>,
-    /// The three settings.
-    pub settings: GroupSettings,
-    /// The current invite code; earlier codes no longer work.
-    pub invite_code: String,
-    /// User JIDs that asked to join by link while approval was on.
-    #[serde(default)]
-    pub pending: Vec<String>,
-}
-
-/// A group description.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SimTopic {
-    /// Its id: the `prev_id` a later change names.
-    pub id: String,
-    /// The text.
-    pub text: String,
-    /// Who set it (user JID).
-    pub set_by: String,
-    /// Unix seconds when it was set.
-    pub set_at: i64,
-}
-
-/// A member of a group.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SimMember {
-    /// The member's user JID.
-    pub jid: String,
-    /// Its role.
-    pub role: Role,
-    /// Unix seconds when it joined.
-    pub joined_at: i64,
-}
+pub use crate::domain::sim::{SimGroup, SimMember, SimTopic};
 
 impl Store {
     /// Stores (or replaces) a group.
@@ -92,6 +44,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::group::{GroupSettings, Role};
 
     fn group(id: &str) -> SimGroup {
         SimGroup {

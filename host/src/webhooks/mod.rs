@@ -9,7 +9,7 @@
 pub mod circuit;
 pub mod config;
 pub mod dispatch;
-pub mod model;
+pub use crate::domain::webhook as model;
 pub mod signing;
 pub mod target;
 

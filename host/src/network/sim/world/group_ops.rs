@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::World;
-use super::group_rules::{not_found, unique};
+use super::group_rules::{GroupRules, not_found, unique};
 use super::groups::Note;
 use crate::domain::group::{
     GroupAction, ParticipantResult, ParticipantStatus, SettingsUpdate, allowed,

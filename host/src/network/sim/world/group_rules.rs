@@ -27,14 +27,76 @@ pub fn unique(jids: &[Jid]) -> Vec<String> {
     out
 }
 
-impl SimGroup {
+/// The group rules, on the group record the store keeps (the record is a
+/// domain type; its rules are the sim network's).
+pub trait GroupRules {
     /// The group's JID.
-    pub fn jid(&self) -> String {
+    fn jid(&self) -> String;
+
+    /// The role of `jid`, when it is a member.
+    fn role_of(&self, jid: &str) -> Option<Role>;
+
+    /// Every member's JID, in join order.
+    fn member_jids(&self) -> Vec<String>;
+
+    /// What a member reads.
+    fn info(&self) -> GroupInfo;
+
+    /// Checks that `actor` is a member allowed to do `action`. A non-member is
+    /// told the group is not found: membership is not leaked.
+    fn authorize(&self, actor: &str, action: GroupAction) -> Result<Role, GroupError>;
+
+    /// Adds every JID that is on the network (`on_network`) and not yet a
+    /// member, while there is room. One result per JID.
+    fn add(
+        &mut self,
+        jids: &[String],
+        on_network: impl Fn(&str) -> bool,
+        now: i64,
+    ) -> Vec<ParticipantResult>;
+
+    /// Removes members on behalf of `actor`: never the actor itself (it
+    /// leaves instead) and never the creator. One result per JID.
+    fn remove(&mut self, actor: &str, jids: &[String]) -> Vec<ParticipantResult>;
+
+    /// Fails with `not_in_group` unless every JID is a member.
+    fn require_members(&self, jids: &[String]) -> Result<(), GroupError>;
+
+    /// Makes members admins, all or nothing; returns who actually changed.
+    fn promote(&mut self, jids: &[String]) -> Result<Vec<String>, GroupError>;
+
+    /// Dismisses admins, all or nothing (the creator cannot be dismissed);
+    /// returns who actually changed.
+    fn demote(&mut self, jids: &[String]) -> Result<Vec<String>, GroupError>;
+
+    /// Takes `jid` out of the group.
+    fn leave(&mut self, jid: &str);
+
+    /// Keeps the invariant that a group with members has an admin: when none
+    /// is left, the member who joined first becomes one. Returns that member.
+    fn ensure_admin(&mut self) -> Option<String>;
+
+    /// Sets (`Some`) or deletes (`None`) the description. With `prev_id`, the
+    /// change applies only while that is the current description's id.
+    /// Returns whether anything changed; `new_id` is called only then.
+    fn set_topic(
+        &mut self,
+        text: Option<&str>,
+        prev_id: Option<&str>,
+        actor: &str,
+        now: i64,
+        new_id: impl FnOnce() -> String,
+    ) -> Result<bool, GroupError>;
+}
+
+impl GroupRules for SimGroup {
+    /// The group's JID.
+    fn jid(&self) -> String {
         group_jid(&self.id)
     }
 
     /// The role of `jid`, when it is a member.
-    pub fn role_of(&self, jid: &str) -> Option<Role> {
+    fn role_of(&self, jid: &str) -> Option<Role> {
         self.participants
             .iter()
             .find(|m| m.jid == jid)
@@ -42,12 +104,12 @@ impl SimGroup {
     }
 
     /// Every member's JID, in join order.
-    pub fn member_jids(&self) -> Vec<String> {
+    fn member_jids(&self) -> Vec<String> {
         self.participants.iter().map(|m| m.jid.clone()).collect()
     }
 
     /// What a member reads.
-    pub fn info(&self) -> GroupInfo {
+    fn info(&self) -> GroupInfo {
         GroupInfo {
             jid: self.jid(),
             name: self.subject.clone(),
@@ -73,7 +135,7 @@ impl SimGroup {
 
     /// Checks that `actor` is a member allowed to do `action`. A non-member is
     /// told the group is not found: membership is not leaked.
-    pub fn authorize(&self, actor: &str, action: GroupAction) -> Result<Role, GroupError> {
+    fn authorize(&self, actor: &str, action: GroupAction) -> Result<Role, GroupError> {
         let role = self.role_of(actor).ok_or_else(|| not_found(&self.jid()))?;
         if !allowed(role, action, &self.settings) {
             return Err(GroupError::NotAdmin(format!(
@@ -88,7 +150,7 @@ impl SimGroup {
 
     /// Adds every JID that is on the network (`on_network`) and not yet a
     /// member, while there is room. One result per JID.
-    pub fn add(
+    fn add(
         &mut self,
         jids: &[String],
         on_network: impl Fn(&str) -> bool,
@@ -121,7 +183,7 @@ impl SimGroup {
 
     /// Removes members on behalf of `actor`: never the actor itself (it
     /// leaves instead) and never the creator. One result per JID.
-    pub fn remove(&mut self, actor: &str, jids: &[String]) -> Vec<ParticipantResult> {
+    fn remove(&mut self, actor: &str, jids: &[String]) -> Vec<ParticipantResult> {
         let mut results = Vec::with_capacity(jids.len());
         for jid in jids {
             let status = match self.role_of(jid) {
@@ -152,7 +214,7 @@ impl SimGroup {
     }
 
     /// Makes members admins, all or nothing; returns who actually changed.
-    pub fn promote(&mut self, jids: &[String]) -> Result<Vec<String>, GroupError> {
+    fn promote(&mut self, jids: &[String]) -> Result<Vec<String>, GroupError> {
         self.require_members(jids)?;
         let mut changed = Vec::new();
         for m in &mut self.participants {
@@ -166,7 +228,7 @@ impl SimGroup {
 
     /// Dismisses admins, all or nothing (the creator cannot be dismissed);
     /// returns who actually changed.
-    pub fn demote(&mut self, jids: &[String]) -> Result<Vec<String>, GroupError> {
+    fn demote(&mut self, jids: &[String]) -> Result<Vec<String>, GroupError> {
         self.require_members(jids)?;
         if let Some(owner) = jids
             .iter()
@@ -188,13 +250,13 @@ impl SimGroup {
     }
 
     /// Takes `jid` out of the group.
-    pub fn leave(&mut self, jid: &str) {
+    fn leave(&mut self, jid: &str) {
         self.participants.retain(|m| m.jid != jid);
     }
 
     /// Keeps the invariant that a group with members has an admin: when none
     /// is left, the member who joined first becomes one. Returns that member.
-    pub fn ensure_admin(&mut self) -> Option<String> {
+    fn ensure_admin(&mut self) -> Option<String> {
         if self.participants.iter().any(|m| m.role.is_admin()) {
             return None;
         }
@@ -206,7 +268,7 @@ impl SimGroup {
     /// Sets (`Some`) or deletes (`None`) the description. With `prev_id`, the
     /// change applies only while that is the current description's id.
     /// Returns whether anything changed; `new_id` is called only then.
-    pub fn set_topic(
+    fn set_topic(
         &mut self,
         text: Option<&str>,
         prev_id: Option<&str>,

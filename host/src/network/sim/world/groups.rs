@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashSet};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::group_rules::{not_found, unique};
+use super::group_rules::{GroupRules, not_found, unique};
 use super::{World, internal};
 use crate::domain::event::EventName;
 use crate::domain::group::{GroupInfo, GroupSummary, MAX_PARTICIPANTS, Role};

@@ -7,10 +7,10 @@ use std::collections::HashSet;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::model::{BlastOptions, BlastRecipient, RecipientStatus};
-use crate::domain::jid::{Jid, JidKind};
-use crate::domain::send::{FieldError, SendKind, SendRequest};
-use crate::domain::time::parse_iso8601;
+use crate::blast::model::{BlastOptions, BlastRecipient, RecipientStatus};
+use crate::jid::{Jid, JidKind};
+use crate::send::{FieldError, SendKind, SendRequest};
+use crate::time::parse_iso8601;
 
 /// Longest `delay_ms` and `jitter_ms`: one day.
 pub const MAX_DELAY_MS: u64 = 86_400_000;
@@ -19,7 +19,8 @@ pub const MAX_DELAY_MS: u64 = 86_400_000;
 pub const MAX_ATTEMPTS: u32 = 100;
 
 /// The body of `POST /sessions/{id}/blast`.
-#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct BlastRequest {
     /// The send kind the body is for.

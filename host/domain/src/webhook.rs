@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::domain::event::EventName;
+use crate::event::EventName;
 
 /// A registered webhook of one session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""The host's layering, checked against `cargo metadata`.
+
+Each crate under host/ is one layer. A layer may depend only on the layers
+listed for it (downward), and each heavy third-party dependency may appear
+only in the crates that own it. A new crate under host/ must be listed here,
+so it gets a place in the order before it gets code. Exits 1 naming every
+edge that breaks the rules; `just check` and CI run it.
+"""
+
+import json
+import subprocess
+import sys
+
+# Layer crate -> the workspace crates it may depend on (normal and build
+# dependencies; tests may use anything).
+LAYERS = {
+    "switchboard-domain": set(),
+}
+# The binary: configuration, composition, serving. It may use every layer.
+LAYERS["switchboard"] = set(LAYERS)
+
+# Crates that hold code not yet moved into its own layer crate: the binary
+# crate still contains those layers, so it still carries their dependencies.
+# Each crate moved out removes its entries here.
+STILL_IN_THE_BINARY = {"redb", "axum", "wasmtime", "wasmtime-wasi", "whatsapp-rust", "utoipa"}
+
+# Heavy dependency -> the crates allowed to depend on it directly.
+HEAVY = {
+    "redb": {"switchboard-store"},
+    "axum": {"switchboard-api", "switchboard"},
+    "wasmtime": {"switchboard-plugins"},
+    "wasmtime-wasi": {"switchboard-plugins"},
+    "whatsapp-rust": {"switchboard-network", "switchboard-store"},
+    "utoipa": {"switchboard-api"},
+}
+
+# Optional dependencies allowed behind a named feature only: the domain's
+# types derive OpenAPI schemas when the api asks for them.
+OPTIONAL = {("switchboard-domain", "utoipa"): "openapi"}
+
+
+def metadata():
+    out = subprocess.run(
+        ["cargo", "metadata", "--format-version", "1", "--locked", "--no-deps"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(out.stdout)
+
+
+def main():
+    meta = metadata()
+    root = meta["workspace_root"]
+    problems = []
+    for pkg in meta["packages"]:
+        name = pkg["name"]
+        in_host = pkg["manifest_path"].startswith(f"{root}/host/")
+        if in_host and name not in LAYERS:
+            problems.append(f"{name}: a crate under host/ that .ci/layers.py gives no layer")
+            continue
+        if name not in LAYERS:
+            continue
+        allowed = LAYERS[name]
+        for dep in pkg["dependencies"]:
+            if dep["kind"] == "dev":
+                continue
+            target = dep["name"]
+            if target in LAYERS and target not in allowed and target != name:
+                problems.append(f"{name} -> {target}: not a layer below it")
+            if target in HEAVY:
+                owners = HEAVY[target]
+                if name == "switchboard" and target in STILL_IN_THE_BINARY:
+                    continue
+                feature = OPTIONAL.get((name, target))
+                if feature is not None:
+                    gated = dep["optional"] and f"dep:{target}" in pkg["features"].get(
+                        feature, []
+                    )
+                    if not gated:
+                        problems.append(
+                            f"{name} -> {target}: allowed only as an optional dependency behind the `{feature}` feature"
+                        )
+                    continue
+                if name not in owners:
+                    problems.append(
+                        f"{name} -> {target}: only {', '.join(sorted(owners))} may depend on {target}"
+                    )
+    if problems:
+        print("layering check failed:")
+        for p in problems:
+            print(f"  {p}")
+        return 1
+    print(f"layering check: {len(LAYERS)} layer crates, every edge points down")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
