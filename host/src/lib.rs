@@ -33,12 +33,12 @@ pub mod plugins;
 pub mod scheduler;
 pub mod server;
 pub mod sessions;
-pub mod store;
 pub mod telemetry;
 pub mod token;
 pub mod webhooks;
 
 pub use switchboard_domain as domain;
+pub use switchboard_store as store;
 
 pub use config::Config;
 pub use server::{Running, start};

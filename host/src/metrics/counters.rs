@@ -5,7 +5,6 @@
 
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
 /// A `{outcome="…"}` label set.
@@ -118,32 +117,6 @@ impl BlastCounters {
             "switchboard_blast_sends",
             "Blast send attempts, by outcome",
             self.family.clone(),
-        );
-    }
-}
-
-/// Store write transactions.
-#[derive(Debug, Clone)]
-pub struct StoreTimings {
-    /// Seconds from beginning a write transaction to its commit returning.
-    pub write_seconds: Histogram,
-}
-
-impl Default for StoreTimings {
-    fn default() -> Self {
-        // 50 µs … ~1.6 s, doubling.
-        Self {
-            write_seconds: Histogram::new(exponential_buckets(0.000_05, 2.0, 16)),
-        }
-    }
-}
-
-impl StoreTimings {
-    pub(super) fn register(&self, r: &mut Registry) {
-        r.register(
-            "switchboard_store_write_seconds",
-            "Duration of store write transactions, commit included",
-            self.write_seconds.clone(),
         );
     }
 }

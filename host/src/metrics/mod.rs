@@ -18,7 +18,8 @@ use std::sync::Arc;
 
 use prometheus_client::registry::Registry;
 
-pub use counters::{BlastCounters, EventCounters, StoreTimings, WebhookCounters};
+pub use crate::store::StoreTimings;
+pub use counters::{BlastCounters, EventCounters, WebhookCounters};
 pub use http::HttpMetrics;
 
 use crate::blast::Blasts;

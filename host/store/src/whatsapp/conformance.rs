@@ -11,8 +11,8 @@ use whatsapp_rust::wacore::store::traits::{Backend, SignalStore};
 use super::WaStore;
 use super::conformance_phase_two::phase_two;
 use super::conformance_scenarios::{Trace, phase_one};
+use crate::Store;
 use crate::domain::session::SessionRecord;
-use crate::store::Store;
 
 async fn reference() -> (Trace, Trace) {
     let b: Arc<dyn Backend> = Arc::new(InMemoryBackend::new());

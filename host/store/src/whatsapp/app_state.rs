@@ -9,7 +9,7 @@ use whatsapp_rust::wacore::store::error::Result as WaResult;
 use whatsapp_rust::wacore::store::traits::{AppStateSyncKey, AppSyncStore};
 
 use super::kv::{WaStore, from_json, scan, to_json};
-use crate::store::tables::WA_APP_STATE;
+use crate::tables::WA_APP_STATE;
 
 const SYNC_KEY: &str = "sync_key";
 const LATEST_KEY: &str = "latest_sync_key";

@@ -5,12 +5,12 @@ use std::collections::HashSet;
 
 use serde_json::json;
 
-use crate::blast::model::{
+use crate::Store;
+use crate::domain::blast::model::{
     BlastJob, BlastOptions, JobStatus, RecipientStatus, Refusal, SendOutcome,
 };
-use crate::blast::plan::plan;
+use crate::domain::blast::plan::plan;
 use crate::domain::session::SessionRecord;
-use crate::store::Store;
 
 fn job(session: &str, total: u64) -> BlastJob {
     BlastJob {

@@ -132,9 +132,9 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
+    use crate::Store;
     use crate::domain::message::{Direction, MessageRecord};
     use crate::domain::session::SessionRecord;
-    use crate::store::Store;
 
     fn record(id: &str) -> SessionRecord {
         SessionRecord::new(id.into(), None, "sim".into(), None)

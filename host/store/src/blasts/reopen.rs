@@ -5,9 +5,9 @@
 use redb::{ReadableTable, WriteTransaction};
 
 use super::{job_in, put_job};
-use crate::blast::model::{BlastJob, BlastRecipient, JobStatus, RecipientStatus, Refusal};
-use crate::store::tables::{BLAST_JOB_IDS, BLAST_RECIPIENTS};
-use crate::store::{Store, StoreResult, decode, encode};
+use crate::domain::blast::model::{BlastJob, BlastRecipient, JobStatus, RecipientStatus, Refusal};
+use crate::tables::{BLAST_JOB_IDS, BLAST_RECIPIENTS};
+use crate::{Store, StoreResult, decode, encode};
 
 impl Store {
     /// Retry: returns the job's dlq and failed recipients to pending with

@@ -15,8 +15,11 @@ mod sim;
 mod sim_account;
 mod sim_groups;
 pub mod tables;
+mod timings;
 mod webhooks;
 pub mod whatsapp;
+
+use switchboard_domain as domain;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -30,6 +33,7 @@ pub use sim::{OutboxEntry, SimUser};
 pub use sim_account::{SimAddressEntry, SimTcToken};
 pub use sim_groups::{SimGroup, SimMember, SimTopic};
 use tables::{META, SCHEMA_VERSION_KEY};
+pub use timings::StoreTimings;
 
 /// The schema version this build writes. A file created by a newer build is
 /// refused at open; an older one is migrated (none exist yet).
@@ -85,7 +89,7 @@ pub type StoreResult<T> = Result<T, StoreError>;
 #[derive(Clone)]
 pub struct Store {
     db: Arc<Database>,
-    timings: crate::metrics::StoreTimings,
+    timings: crate::timings::StoreTimings,
     /// The group-commit writer (`batch.rs`).
     batch: batch::GroupCommit,
     /// Session records as committed (`session_cache.rs`).
@@ -109,7 +113,7 @@ impl Store {
             other => StoreError::Redb(other.into()),
         })?;
         let db = Arc::new(db);
-        let timings = crate::metrics::StoreTimings::default();
+        let timings = crate::timings::StoreTimings::default();
         let batch = batch::GroupCommit::start(&db, timings.write_seconds.clone())
             .map_err(|e| StoreError::Redb(e.into()))?;
         let store = Store {
@@ -196,7 +200,7 @@ impl Store {
     }
 
     /// The write-transaction timings (registered by the metrics module).
-    pub fn timings(&self) -> &crate::metrics::StoreTimings {
+    pub fn timings(&self) -> &crate::timings::StoreTimings {
         &self.timings
     }
 

@@ -95,8 +95,8 @@ fn delete_session_rows(tx: &WriteTransaction, table: KvTable, session_id: &str) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Store;
     use crate::domain::session::SessionRecord;
-    use crate::store::Store;
     use redb::ReadableTableMetadata;
 
     #[test]

@@ -29,8 +29,8 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
+    use crate::Store;
     use crate::domain::session::SessionRecord;
-    use crate::store::Store;
 
     #[test]
     fn a_learned_lid_resolves_per_session_and_goes_with_the_session() {

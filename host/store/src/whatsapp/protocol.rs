@@ -13,7 +13,7 @@ use whatsapp_rust::wacore::store::traits::{
 };
 
 use super::kv::{WaStore, from_json, join, key_text, scan, to_json};
-use crate::store::tables::WA_PROTOCOL;
+use crate::tables::WA_PROTOCOL;
 
 const SENDER_KEY_DEVICE: &str = "sender_key_device";
 const LID: &str = "lid";

@@ -12,7 +12,7 @@ use redb::{ReadTransaction, ReadableTable, WriteTransaction};
 use whatsapp_rust::wacore::store::error::{Result as WaResult, StoreError as WaError};
 
 use super::KvTable;
-use crate::store::{Store, StoreError, StoreResult};
+use crate::{Store, StoreError, StoreResult};
 
 /// The storage backend of one whatsapp session: the crate's `Backend` on the
 /// gateway's redb file, scoped to the session's id.

@@ -9,7 +9,7 @@ use whatsapp_rust::wacore::store::error::Result as WaResult;
 use whatsapp_rust::wacore::store::traits::{PendingInboundKey, PendingInboundRow, TcTokenEntry};
 
 use super::kv::{WaStore, join, key_text, now_secs, stamp, to_json, unstamp};
-use crate::store::tables::WA_PROTOCOL;
+use crate::tables::WA_PROTOCOL;
 
 const TC_TOKEN: &str = "tc_token";
 const SENT: &str = "sent_message";

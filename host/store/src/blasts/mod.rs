@@ -12,7 +12,9 @@ use super::tables::{
     BLAST_BODIES, BLAST_JOB_IDS, BLAST_JOBS, BLAST_RECIPIENTS, BLAST_SENT, BLAST_SEQ_KEY,
 };
 use super::{Store, StoreResult, decode, delete_session_keys, delete_session_range, encode};
-use crate::blast::model::{BlastJob, BlastRecipient, JobStatus, RecipientStatus, SendOutcome};
+use crate::domain::blast::model::{
+    BlastJob, BlastRecipient, JobStatus, RecipientStatus, SendOutcome,
+};
 
 /// Creates every blast table (called when the store opens).
 pub(super) fn create_tables(tx: &WriteTransaction) -> StoreResult<()> {

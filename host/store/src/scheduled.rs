@@ -10,7 +10,7 @@ use super::tables::{
     SCHEDULED, SCHEDULED_BODIES, SCHEDULED_DUE, SCHEDULED_IDS, SCHEDULED_WAITING, SESSIONS,
 };
 use super::{Store, StoreResult, decode, delete_session_keys, encode};
-use crate::scheduler::model::{ScheduledSend, ScheduledStatus};
+use crate::domain::scheduled::{ScheduledSend, ScheduledStatus};
 
 /// One row of the due index.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,9 +3,9 @@
 
 use serde_json::json;
 
+use crate::domain::scheduled::{ScheduledSend, ScheduledStatus, new_scheduled_id};
 use crate::domain::session::SessionRecord;
-use crate::scheduler::model::{ScheduledSend, ScheduledStatus, new_scheduled_id};
-use crate::store::{DueEntry, Store};
+use crate::{DueEntry, Store};
 
 fn store_with(sessions: &[&str]) -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();

@@ -4,7 +4,7 @@ use redb::ReadableTable;
 
 use super::tables::{PLUGIN_BINDINGS, PLUGIN_BLOBS, PLUGIN_KV, PLUGINS};
 use super::{Store, StoreResult, decode, encode};
-use crate::plugins::model::{Binding, PluginRecord};
+use crate::domain::plugin::{Binding, PluginRecord};
 
 impl Store {
     /// Stores (or replaces) a plugin and its component bytes in one transaction.

@@ -11,7 +11,7 @@ use whatsapp_rust::wacore::store::error::{Result as WaResult, StoreError as WaEr
 use whatsapp_rust::wacore::store::traits::SignalStore;
 
 use super::kv::{WaStore, id_key, key_id, scan};
-use crate::store::tables::WA_SIGNAL;
+use crate::tables::WA_SIGNAL;
 
 const IDENTITY: &str = "identity";
 const SESSION: &str = "session";

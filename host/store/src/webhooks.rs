@@ -4,7 +4,7 @@ use redb::{ReadableTable, ReadableTableMetadata};
 
 use super::tables::{DLQ_SEQ_KEY, WEBHOOK_DLQ, WEBHOOKS};
 use super::{Store, StoreResult, decode, encode, next_seq, page_newest_first};
-use crate::webhooks::model::{DlqEntry, Webhook};
+use crate::domain::webhook::{DlqEntry, Webhook};
 
 impl Store {
     /// Stores (or replaces) a webhook.
@@ -98,8 +98,8 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use crate::store::Store;
-    use crate::webhooks::model::DlqEntry;
+    use crate::Store;
+    use crate::domain::webhook::DlqEntry;
 
     fn entry(id: &str) -> DlqEntry {
         DlqEntry {

@@ -13,7 +13,7 @@ use whatsapp_rust::wacore::store::traits::{
 };
 
 use super::kv::{WaStore, from_json, join, to_json};
-use crate::store::tables::{WA_DEVICE, WA_PROTOCOL};
+use crate::tables::{WA_DEVICE, WA_PROTOCOL};
 
 const MSG_SECRET: &str = "msg_secret";
 
