@@ -27,7 +27,6 @@ pub mod events;
 pub mod liveness;
 pub mod messages;
 pub mod metrics;
-pub mod network;
 pub mod paths;
 pub mod plugins;
 pub mod scheduler;
@@ -38,6 +37,7 @@ pub mod token;
 pub mod webhooks;
 
 pub use switchboard_domain as domain;
+pub use switchboard_network as network;
 pub use switchboard_store as store;
 
 pub use config::Config;

@@ -1,0 +1,60 @@
+//! Account operations of the simulated network: the [`AccountOps`] of a sim
+//! session's client (trust tokens, spam reports, app-state resync), and the
+//! control surface to lock an account and read the spam reports received.
+
+use async_trait::async_trait;
+
+use super::ReceivedReport;
+use super::SimNetwork;
+use super::client::SimClient;
+use crate::NetworkError;
+use crate::account::{
+    AccountOps, Collection, CollectionOutcome, IssuedToken, ResyncMode, SpamReport, TrustToken,
+};
+use crate::domain::jid::Jid;
+
+#[async_trait]
+impl AccountOps for SimClient {
+    async fn issue_trust_tokens(&self, jids: &[Jid]) -> Result<Vec<IssuedToken>, NetworkError> {
+        self.world.issue_tokens(&self.id, jids)
+    }
+
+    async fn trust_token(&self, jid: &Jid) -> Result<Option<TrustToken>, NetworkError> {
+        self.world.trust_token(&self.id, jid)
+    }
+
+    async fn trust_token_jids(&self) -> Result<Vec<String>, NetworkError> {
+        self.world.trust_token_jids(&self.id)
+    }
+
+    async fn prune_trust_tokens(&self) -> Result<usize, NetworkError> {
+        self.world.prune_tokens(&self.id)
+    }
+
+    async fn report_spam(&self, report: &SpamReport) -> Result<String, NetworkError> {
+        self.world.report_spam(&self.id, report)
+    }
+
+    async fn resync_app_state(
+        &self,
+        collections: &[Collection],
+        mode: ResyncMode,
+    ) -> Result<Vec<(Collection, CollectionOutcome)>, NetworkError> {
+        self.world
+            .resync_app_state(&self.id, collections, mode)
+            .await
+    }
+}
+
+impl SimNetwork {
+    /// Locks the account of an online session: the network closes its socket
+    /// (credentials kept) and tells it why; `NotConnected` when it is not online.
+    pub async fn lock_account(&self, session_id: &str, reason: String) -> Result<(), NetworkError> {
+        self.world.lock_account(session_id, reason).await
+    }
+
+    /// The spam reports the network received from a session, oldest first.
+    pub fn spam_reports(&self, session_id: &str) -> Result<Vec<ReceivedReport>, NetworkError> {
+        self.world.spam_reports(session_id)
+    }
+}

@@ -1,0 +1,392 @@
+//! The state of the simulated world: every attached session's link, account,
+//! faults and offline queue, the group book (`groups.rs`), and the rules that
+//! move them.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde::Deserialize;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::SimConfig;
+
+pub(super) mod account_memory;
+mod arrivals;
+mod book;
+mod group_ops;
+mod group_rules;
+pub(super) mod groups;
+mod pairing;
+mod people;
+use super::convert::{Sender, to_inbound};
+use super::ids::SimRng;
+use crate::account::Collection;
+use crate::domain::event::EventName;
+use crate::domain::jid::Jid;
+use crate::domain::send::OutboundContent;
+use crate::domain::session::Account;
+use crate::domain::time::unix_now;
+use crate::store::{OutboxEntry, SimUser, Store};
+use crate::{AttachSpec, EventSink, InboundMessage, NetworkError, NetworkEvent, SendReceipt};
+use account_memory::AppStateFault;
+
+/// Send faults of one session, set through the control API.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Faults {
+    /// Sends to these JIDs fail.
+    #[serde(default)]
+    pub fail_sends_to: HashSet<String>,
+    /// Probability in `[0, 1]` that any send fails.
+    #[serde(default)]
+    pub fail_send_rate: f64,
+    /// Added latency of every send, in milliseconds.
+    #[serde(default)]
+    pub send_latency_ms: u64,
+    /// App-state fetches of these collections fail: `fatal` or `retryable`.
+    #[serde(default)]
+    pub appstate: HashMap<Collection, AppStateFault>,
+    /// Added latency of every app-state resync, in milliseconds.
+    #[serde(default)]
+    pub appstate_latency_ms: u64,
+    /// Connects fail (as a network that cannot be reached).
+    #[serde(default)]
+    pub fail_connect: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Link {
+    Offline,
+    WaitingQr,
+    WaitingPairCode,
+    Online,
+}
+
+struct Attached {
+    events: EventSink,
+    link: Link,
+    account: Option<Account>,
+    phone_hint: Option<String>,
+    name: Option<String>,
+    pair_phone: Option<String>,
+    faults: Faults,
+    offline_queue: VecDeque<InboundMessage>,
+    pairing: Option<CancellationToken>,
+}
+
+/// The whole simulated world.
+pub struct World {
+    store: Store,
+    config: SimConfig,
+    rng: Mutex<SimRng>,
+    sessions: Mutex<HashMap<String, Attached>>,
+    groups: Mutex<groups::GroupBook>,
+    accounts: account_memory::AccountMemory,
+    cancel: CancellationToken,
+    tasks: TaskTracker,
+}
+
+fn internal(e: impl std::fmt::Display) -> NetworkError {
+    NetworkError::Failed(format!("simulated network storage failed: {e}"))
+}
+
+impl World {
+    pub(in crate::sim) fn new(
+        store: Store,
+        config: SimConfig,
+        cancel: CancellationToken,
+        tasks: TaskTracker,
+    ) -> Self {
+        Self {
+            rng: Mutex::new(SimRng::new(config.seed)),
+            store,
+            config,
+            sessions: Mutex::new(HashMap::new()),
+            groups: Mutex::default(),
+            accounts: Default::default(),
+            cancel,
+            tasks,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Attached>> {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn rng(&self) -> MutexGuard<'_, SimRng> {
+        self.rng.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `f` on an attached session's state.
+    fn with<R>(&self, id: &str, f: impl FnOnce(&mut Attached) -> R) -> Result<R, NetworkError> {
+        let mut sessions = self.lock();
+        let s = sessions.get_mut(id).ok_or_else(|| {
+            NetworkError::NotFound(format!("session `{id}` is not on the simulated network"))
+        })?;
+        Ok(f(s))
+    }
+
+    pub(in crate::sim) fn next_message_id(&self) -> String {
+        self.rng().message_id()
+    }
+
+    pub(in crate::sim) fn attach(
+        &self,
+        spec: AttachSpec,
+        events: EventSink,
+    ) -> Result<(), NetworkError> {
+        let mut sessions = self.lock();
+        if sessions.contains_key(&spec.session_id) {
+            return Err(NetworkError::InvalidState(format!(
+                "session `{}` is already attached",
+                spec.session_id
+            )));
+        }
+        sessions.insert(
+            spec.session_id,
+            Attached {
+                events,
+                link: Link::Offline,
+                account: spec.account,
+                phone_hint: spec.phone_hint,
+                name: spec.name,
+                pair_phone: None,
+                faults: Faults::default(),
+                offline_queue: VecDeque::new(),
+                pairing: None,
+            },
+        );
+        Ok(())
+    }
+
+    pub(in crate::sim) fn forget(&self, id: &str) {
+        self.accounts.forget(id);
+        if let Some(s) = self.lock().remove(id)
+            && let Some(t) = s.pairing
+        {
+            t.cancel();
+        }
+    }
+
+    /// Connects: a paired account logs in at once and drains its offline queue;
+    /// an unpaired one starts showing QR codes (and pairs by itself when configured).
+    pub(in crate::sim) async fn connect(world: &Arc<World>, id: &str) -> Result<(), NetworkError> {
+        enum Plan {
+            Nothing,
+            LogIn(Vec<InboundMessage>),
+            Pair(CancellationToken),
+        }
+        if world.with(id, |s| s.faults.fail_connect)? {
+            return Err(NetworkError::Failed(
+                "simulated connect failure: the network cannot be reached".into(),
+            ));
+        }
+        let (events, plan) = world.with(id, |s| {
+            let plan = match (s.link, &s.account) {
+                (Link::Online | Link::WaitingQr | Link::WaitingPairCode, _) => Plan::Nothing,
+                (Link::Offline, Some(_)) => {
+                    s.link = Link::Online;
+                    Plan::LogIn(s.offline_queue.drain(..).collect())
+                }
+                (Link::Offline, None) => {
+                    s.link = Link::WaitingQr;
+                    let token = world.cancel.child_token();
+                    s.pairing = Some(token.clone());
+                    Plan::Pair(token)
+                }
+            };
+            (s.events.clone(), plan)
+        })?;
+        match plan {
+            Plan::Nothing => {}
+            Plan::LogIn(queued) => {
+                emit(&events, NetworkEvent::Connecting).await;
+                emit(&events, NetworkEvent::LoggedIn).await;
+                world.sync_after_login(id, &events).await;
+                drain_offline(&events, queued).await;
+            }
+            Plan::Pair(token) => {
+                emit(&events, NetworkEvent::Connecting).await;
+                let world = world.clone();
+                let id = id.to_owned();
+                world
+                    .tasks
+                    .clone()
+                    .spawn(async move { world.pairing_loop(&id, token).await });
+            }
+        }
+        Ok(())
+    }
+
+    pub(in crate::sim) async fn disconnect(&self, id: &str) -> Result<(), NetworkError> {
+        let (events, was) = self.with(id, |s| {
+            if let Some(t) = s.pairing.take() {
+                t.cancel();
+            }
+            let was = std::mem::replace(&mut s.link, Link::Offline);
+            (s.events.clone(), was)
+        })?;
+        if was != Link::Offline {
+            let reason = "disconnected on request".to_owned();
+            emit(&events, NetworkEvent::Disconnected { reason }).await;
+        }
+        Ok(())
+    }
+
+    pub(in crate::sim) async fn logout(&self, id: &str) -> Result<(), NetworkError> {
+        let (events, had_account, was) = self.with(id, |s| {
+            if let Some(t) = s.pairing.take() {
+                t.cancel();
+            }
+            s.offline_queue.clear();
+            s.pair_phone = None;
+            let was = std::mem::replace(&mut s.link, Link::Offline);
+            (s.events.clone(), s.account.take().is_some(), was)
+        })?;
+        if had_account {
+            let reason = "logged out on request".to_owned();
+            emit(&events, NetworkEvent::LoggedOut { reason }).await;
+        } else if was != Link::Offline {
+            let reason = "disconnected on request".to_owned();
+            emit(&events, NetworkEvent::Disconnected { reason }).await;
+        }
+        Ok(())
+    }
+
+    pub(in crate::sim) async fn send(
+        &self,
+        id: &str,
+        message_id: &str,
+        to: &Jid,
+        content: &OutboundContent,
+    ) -> Result<SendReceipt, NetworkError> {
+        let (faults, me) = self.with(id, |s| match (&s.link, &s.account) {
+            (Link::Online, Some(a)) => Ok((s.faults.clone(), a.clone())),
+            _ => Err(NetworkError::NotConnected),
+        })??;
+        if faults.send_latency_ms > 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(faults.send_latency_ms)).await;
+        }
+        let to_str = to.to_string();
+        if faults.fail_sends_to.contains(&to_str) {
+            return Err(NetworkError::Failed(format!(
+                "simulated send failure to {to_str}"
+            )));
+        }
+        if faults.fail_send_rate > 0.0 && self.rng().unit() < faults.fail_send_rate {
+            return Err(NetworkError::Failed("simulated random send failure".into()));
+        }
+        // Who it reaches; a group refuses a sender that is not a member.
+        let peers = self.reached_by(id, &me, to)?;
+        // The network keeps one message per id: a resend of an id it already
+        // has is acknowledged with the original receipt and not delivered again.
+        if let Some(original) = self.store.find_outbox(id, message_id).map_err(internal)? {
+            return Ok(SendReceipt {
+                message_id: original.message_id,
+                timestamp: original.timestamp,
+            });
+        }
+        let message_id = message_id.to_owned();
+        let timestamp = unix_now();
+        let body = serde_json::to_value(content).map_err(internal)?;
+        let entry = OutboxEntry {
+            to: to_str.clone(),
+            kind: content.kind().as_str().to_owned(),
+            body,
+            message_id: message_id.clone(),
+            timestamp,
+        };
+        self.store
+            .append_outbox_async(id, &entry)
+            .await
+            .map_err(internal)?;
+        let chat = if to.is_group() { &to_str } else { &me.jid };
+        let push_name = me.push_name.clone().unwrap_or_else(|| me.phone.clone());
+        let sender = Sender {
+            jid: &me.jid,
+            push_name: &push_name,
+        };
+        for peer in peers {
+            let inbound = to_inbound(&sender, chat, content, &message_id, timestamp);
+            // The peer may have been deleted since; the sender's send still succeeded.
+            let _ = self.deliver(&peer, inbound).await;
+        }
+        Ok(SendReceipt {
+            message_id,
+            timestamp,
+        })
+    }
+
+    pub(in crate::sim) fn set_faults(&self, id: &str, faults: Faults) -> Result<(), NetworkError> {
+        self.with(id, |s| s.faults = faults)
+    }
+
+    pub(in crate::sim) fn has_sent(
+        &self,
+        id: &str,
+        message_id: &str,
+    ) -> Result<bool, NetworkError> {
+        self.with(id, |_| ())?;
+        Ok(self
+            .store
+            .find_outbox(id, message_id)
+            .map_err(internal)?
+            .is_some())
+    }
+
+    pub(in crate::sim) fn outbox(&self, id: &str) -> Result<Vec<OutboxEntry>, NetworkError> {
+        self.with(id, |_| ())?;
+        self.store.list_outbox(id).map_err(internal)
+    }
+
+    pub(in crate::sim) fn register_user(&self, user: SimUser) -> Result<SimUser, NetworkError> {
+        self.store.put_sim_user(&user).map_err(internal)?;
+        Ok(user)
+    }
+
+    pub(in crate::sim) fn user(&self, phone: &str) -> Result<Option<SimUser>, NetworkError> {
+        self.store.get_sim_user(phone).map_err(internal)
+    }
+
+    pub(in crate::sim) fn user_by_lid(&self, lid: &str) -> Result<Option<SimUser>, NetworkError> {
+        let users = self.store.list_sim_users().map_err(internal)?;
+        Ok(users.into_iter().find(|u| u.lid.as_deref() == Some(lid)))
+    }
+}
+
+/// Sends an event to a session's intake; a closed channel means the session is
+/// being deleted, and the event has nowhere to go.
+async fn emit(events: &EventSink, event: NetworkEvent) {
+    let _ = events.send(event).await;
+}
+
+/// Replays the disconnect window: preview, the queued messages, completion.
+async fn drain_offline(events: &EventSink, queued: Vec<InboundMessage>) {
+    if queued.is_empty() {
+        return;
+    }
+    let count = queued.len();
+    let preview = serde_json::json!({ "messages": count });
+    emit(
+        events,
+        NetworkEvent::Other {
+            event: EventName::OfflineSyncPreview,
+            data: preview,
+        },
+    )
+    .await;
+    for m in queued {
+        emit(events, NetworkEvent::Message(Box::new(m))).await;
+    }
+    let done = serde_json::json!({ "count": count });
+    emit(
+        events,
+        NetworkEvent::Other {
+            event: EventName::OfflineSyncCompleted,
+            data: done,
+        },
+    )
+    .await;
+}

@@ -1,0 +1,110 @@
+//! Building and starting one crate client for a session: our redb backend,
+//! the websocket transport (URL from the config), a reqwest HTTP client, the
+//! session's stored skip-history-sync preference, and the crate's reconnect
+//! loop switched off (the gateway's policy reconnects). Transport and HTTP
+//! failures are recorded so a failed connect can say why.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tokio::sync::mpsc;
+use whatsapp_rust::TokioRuntime;
+use whatsapp_rust::bot::Bot;
+use whatsapp_rust::http::{HttpClient, HttpRequest, HttpResponse};
+use whatsapp_rust::transport::TokioWebSocketTransportFactory;
+use whatsapp_rust::wacore::net::{Transport, TransportEvent, TransportFactory};
+
+use super::http::ReqwestHttp;
+use super::pump::{self, Forward, Item};
+use super::session::{Inner, Run, RunState};
+use crate::NetworkError;
+use crate::store::whatsapp::WaStore;
+
+/// Timeout of each HTTP request the crate makes (version check, media).
+const HTTP_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Builds a client for the session and starts it; its events flow to the pump.
+pub(super) async fn start(inner: &Arc<Inner>) -> Result<Run, NetworkError> {
+    let (store, id) = (inner.store.clone(), inner.id.clone());
+    let skip_history = tokio::task::spawn_blocking(move || store.get_session(&id))
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .flatten()
+        .is_some_and(|r| r.skip_history_sync);
+    let state = Arc::new(RunState::default());
+    let backend = Arc::new(WaStore::new(inner.store.clone(), &inner.id));
+    let mut transport = TokioWebSocketTransportFactory::new();
+    if let Some(url) = &inner.config.ws_url {
+        transport = transport.with_url(url.clone()).without_origin();
+    }
+    let http = ReqwestHttp::new(HTTP_TIMEOUT)
+        .map_err(|e| NetworkError::Failed(format!("could not build the HTTP client: {e}")))?;
+    let (tx, rx) = mpsc::unbounded_channel();
+    let mut builder = Bot::builder()
+        .with_backend_arc(backend)
+        .with_transport_factory(Recording {
+            inner: transport,
+            state: state.clone(),
+        })
+        .with_http_client(Recording {
+            inner: http,
+            state: state.clone(),
+        })
+        .with_runtime(TokioRuntime)
+        .with_event_handler(Forward(tx.clone()));
+    if skip_history {
+        builder = builder.skip_history_sync();
+    }
+    if let Some(version) = inner.config.version {
+        builder = builder.with_version(version);
+    }
+    let bot = builder
+        .build()
+        .await
+        .map_err(|e| NetworkError::Failed(format!("could not build the WhatsApp client: {e}")))?;
+    let client = bot.client();
+    client.enable_auto_reconnect.store(false, Ordering::SeqCst);
+    let handle = bot.spawn();
+    tokio::spawn(pump::run(inner.clone(), state.clone(), client.clone(), rx));
+    let ended = state.clone();
+    tokio::spawn(async move {
+        handle.await;
+        ended.ended.cancel();
+        let _ = tx.send(Item::Ended);
+    });
+    Ok(Run { client, state })
+}
+
+/// Wraps the transport factory or HTTP client and records its failures.
+struct Recording<T> {
+    inner: T,
+    state: Arc<RunState>,
+}
+
+#[async_trait]
+impl<T: TransportFactory + 'static> TransportFactory for Recording<T> {
+    async fn create_transport(
+        &self,
+    ) -> anyhow::Result<(
+        Arc<dyn Transport>,
+        whatsapp_rust::async_channel::Receiver<TransportEvent>,
+    )> {
+        self.inner.create_transport().await.inspect_err(|e| {
+            self.state.fail(format!("{e:#}"));
+        })
+    }
+}
+
+#[async_trait]
+impl<T: HttpClient + 'static> HttpClient for Recording<T> {
+    async fn execute(&self, request: HttpRequest) -> anyhow::Result<HttpResponse> {
+        let url = request.url.clone();
+        self.inner.execute(request).await.inspect_err(|e| {
+            self.state
+                .fail(format!("HTTP request to {url} failed: {e:#}"));
+        })
+    }
+}

@@ -1,0 +1,226 @@
+//! What a message says: its type, text, caption, media, location, the quoted
+//! message, and the selection of a button or list reply. Wrappers
+//! (ephemeral, view-once, edits, device-sent copies) are peeled first.
+
+use serde_json::{Map, Value, json};
+use wa::__buffa::oneof::message::buttons_response_message::Response as ButtonsResponse;
+use wa::__buffa::oneof::message::interactive_response_message::InteractiveResponseMessage as Reply;
+use whatsapp_rust::wacore::proto_helpers::MessageExt;
+use whatsapp_rust::waproto::whatsapp as wa;
+
+use crate::InboundMessage;
+
+/// Fills `m`'s content fields from `message`.
+pub fn fill(m: &mut InboundMessage, message: &wa::Message) {
+    let view_once = message.is_view_once();
+    let b = message.get_base_message();
+    let context = if let Some(t) = b.conversation.as_ref().filter(|t| !t.is_empty()) {
+        m.message_type = "text".into();
+        m.text = Some(t.clone());
+        None
+    } else if let Some(x) = b.extended_text_message.as_option() {
+        m.message_type = "text".into();
+        m.text = x.text.clone();
+        x.context_info.as_option()
+    } else if let Some(x) = b.image_message.as_option() {
+        media(
+            m,
+            "image",
+            &x.mimetype,
+            &x.caption,
+            media_object(&x.url, x.file_length, None, None, view_once),
+        );
+        x.context_info.as_option()
+    } else if let Some(x) = b.video_message.as_option() {
+        media(
+            m,
+            "video",
+            &x.mimetype,
+            &x.caption,
+            media_object(&x.url, x.file_length, None, None, view_once),
+        );
+        x.context_info.as_option()
+    } else if let Some(x) = b.audio_message.as_option() {
+        let obj = media_object(&x.url, x.file_length, None, x.ptt, view_once);
+        media(m, "audio", &x.mimetype, &None, obj);
+        x.context_info.as_option()
+    } else if let Some(x) = b.document_message.as_option() {
+        let obj = media_object(&x.url, x.file_length, x.file_name.as_deref(), None, false);
+        media(m, "document", &x.mimetype, &x.caption, obj);
+        x.context_info.as_option()
+    } else if let Some(x) = b.sticker_message.as_option() {
+        media(
+            m,
+            "sticker",
+            &x.mimetype,
+            &None,
+            media_object(&x.url, x.file_length, None, None, false),
+        );
+        x.context_info.as_option()
+    } else if let Some(x) = b.location_message.as_option() {
+        m.message_type = "location".into();
+        m.location = Some(location(x));
+        x.context_info.as_option()
+    } else if let Some(x) = b.live_location_message.as_option() {
+        m.message_type = "live_location".into();
+        m.location = Some(live_location(x));
+        x.context_info.as_option()
+    } else if let Some(x) = b.buttons_response_message.as_option() {
+        m.message_type = "buttons_response".into();
+        let label = match &x.response {
+            Some(ButtonsResponse::SelectedDisplayText(t)) => Some(t.clone()),
+            _ => None,
+        };
+        selection(m, x.selected_button_id.clone(), label);
+        x.context_info.as_option()
+    } else if let Some(x) = b.list_response_message.as_option() {
+        m.message_type = "list_response".into();
+        let id = x
+            .single_select_reply
+            .as_option()
+            .and_then(|r| r.selected_row_id.clone());
+        selection(m, id, x.title.clone());
+        x.context_info.as_option()
+    } else if let Some(x) = b.template_button_reply_message.as_option() {
+        m.message_type = "template_button_reply".into();
+        selection(m, x.selected_id.clone(), x.selected_display_text.clone());
+        x.context_info.as_option()
+    } else if let Some(x) = b.interactive_response_message.as_option() {
+        m.message_type = "interactive_response".into();
+        interactive(m, x);
+        x.context_info.as_option()
+    } else if let Some(x) = b.reaction_message.as_option() {
+        m.message_type = "reaction".into();
+        m.text = x.text.clone();
+        m.quoted_message_id = x.key.as_option().and_then(|k| k.id.clone());
+        None
+    } else if let Some(x) = b.contact_message.as_option() {
+        m.message_type = "contact".into();
+        m.text = x.vcard.clone();
+        x.context_info.as_option()
+    } else if let Some(x) = b.contacts_array_message.as_option() {
+        m.message_type = "contact".into();
+        let cards: Vec<&str> = x
+            .contacts
+            .iter()
+            .filter_map(|c| c.vcard.as_deref())
+            .collect();
+        m.text = Some(cards.join("\n"));
+        x.context_info.as_option()
+    } else if let Some(x) = b
+        .poll_creation_message
+        .as_option()
+        .or(b.poll_creation_message_v2.as_option())
+        .or(b.poll_creation_message_v3.as_option())
+    {
+        m.message_type = "poll".into();
+        m.text = x.name.clone();
+        x.context_info.as_option()
+    } else {
+        m.message_type = "unknown".into();
+        None
+    };
+    if let Some(c) = context {
+        m.quoted_message_id = c.stanza_id.clone().filter(|s| !s.is_empty());
+        m.quoted_sender_jid = c.participant.clone().filter(|s| !s.is_empty());
+    }
+}
+
+fn media(
+    m: &mut InboundMessage,
+    kind: &str,
+    mimetype: &Option<String>,
+    caption: &Option<String>,
+    obj: Value,
+) {
+    m.message_type = kind.into();
+    m.media_mimetype = mimetype.clone();
+    m.caption = caption.clone().filter(|c| !c.is_empty());
+    m.media = Some(obj);
+}
+
+/// The media object, in the sim's field names (`url`, `file_length`,
+/// `filename`, `ptt`, `view_once`); the URL is the encrypted CDN blob.
+fn media_object(
+    url: &Option<String>,
+    len: Option<u64>,
+    filename: Option<&str>,
+    ptt: Option<bool>,
+    view_once: bool,
+) -> Value {
+    let mut o = Map::new();
+    if let Some(u) = url {
+        o.insert("url".into(), json!(u));
+    }
+    if let Some(n) = len {
+        o.insert("file_length".into(), json!(n));
+    }
+    if let Some(f) = filename {
+        o.insert("filename".into(), json!(f));
+    }
+    if let Some(p) = ptt {
+        o.insert("ptt".into(), json!(p));
+    }
+    if view_once {
+        o.insert("view_once".into(), json!(true));
+    }
+    Value::Object(o)
+}
+
+fn location(x: &wa::message::LocationMessage) -> Value {
+    json!({
+        "latitude": x.degrees_latitude.unwrap_or_default(),
+        "longitude": x.degrees_longitude.unwrap_or_default(),
+        "name": x.name.clone().unwrap_or_default(),
+        "address": x.address.clone().unwrap_or_default(),
+        "url": x.url.clone().unwrap_or_default(),
+        "accuracy_meters": x.accuracy_in_meters.unwrap_or_default(),
+        "speed_mps": x.speed_in_mps.unwrap_or_default(),
+        "is_live": x.is_live.unwrap_or(false),
+    })
+}
+
+fn live_location(x: &wa::message::LiveLocationMessage) -> Value {
+    let mut v = json!({
+        "latitude": x.degrees_latitude.unwrap_or_default(),
+        "longitude": x.degrees_longitude.unwrap_or_default(),
+        "name": "",
+        "address": "",
+        "url": "",
+        "accuracy_meters": x.accuracy_in_meters.unwrap_or_default(),
+        "speed_mps": x.speed_in_mps.unwrap_or_default(),
+        "is_live": true,
+        "sequence_number": x.sequence_number.unwrap_or_default(),
+    });
+    if let Some(c) = x.caption.as_ref().filter(|c| !c.is_empty()) {
+        v["caption"] = json!(c);
+    }
+    v
+}
+
+/// A reply's choice: `text` is the label, or the id when there is no label.
+fn selection(m: &mut InboundMessage, id: Option<String>, label: Option<String>) {
+    let label = label.filter(|l| !l.is_empty());
+    m.text = label.clone().or_else(|| id.clone());
+    m.selected_id = id;
+    m.selected_text = label;
+}
+
+/// A native-flow reply: `native_flow` is `{name, params}` with the params
+/// parsed; the selection is the params' `id` (absent for a submitted flow).
+fn interactive(m: &mut InboundMessage, x: &wa::message::InteractiveResponseMessage) {
+    let label = x.body.as_option().and_then(|b| b.text.clone());
+    let (name, params) = match &x.interactive_response_message {
+        Some(Reply::NativeFlowResponseMessage(n)) => (
+            n.name.clone().unwrap_or_default(),
+            n.params_json
+                .as_deref()
+                .and_then(|p| serde_json::from_str::<Value>(p).ok())
+                .unwrap_or_else(|| json!({})),
+        ),
+        _ => (String::new(), json!({})),
+    };
+    let id = params.get("id").and_then(Value::as_str).map(str::to_owned);
+    selection(m, id, label);
+    m.native_flow = Some(json!({ "name": name, "params": params }));
+}

@@ -1,0 +1,94 @@
+//! The crate's events as the gateway's [`NetworkEvent`]s: pure functions, one
+//! file per event family, so each mapping is tested by building the crate's
+//! event values (no network). [`map_event`] is the one entry point; events the
+//! spec does not list map to nothing (the pump logs them at debug level).
+
+pub mod app_state;
+pub mod chat;
+pub mod connection;
+pub mod contacts;
+pub mod groups;
+pub mod message;
+pub mod message_content;
+
+#[cfg(test)]
+mod tests_connection;
+#[cfg(test)]
+mod tests_events;
+#[cfg(test)]
+mod tests_message;
+
+use whatsapp_rust::Jid;
+use whatsapp_rust::types::events::Event;
+
+use crate::NetworkEvent;
+use crate::domain::event::EventName;
+
+/// What a mapping needs besides the event.
+#[derive(Debug, Clone, Default)]
+pub struct MapContext {
+    /// Unix seconds now (QR expiry).
+    pub now: i64,
+    /// The session's own account, phone and lid users, when known (to tell
+    /// a group join of our own account).
+    pub own_users: Vec<String>,
+    /// The session's push name, when known (the account stored at pairing).
+    pub push_name: Option<String>,
+}
+
+/// Maps one crate event. Most give one event; a message batch gives one per
+/// message; unlisted events give none.
+pub fn map_event(ev: &Event, cx: &MapContext) -> Vec<NetworkEvent> {
+    use connection as c;
+    match ev {
+        Event::Connected(_) => vec![NetworkEvent::LoggedIn],
+        Event::Disconnected(e) => vec![c::disconnected(e)],
+        Event::PairSuccess(e) => vec![c::paired(e, cx.push_name.clone())],
+        Event::PairError(e) => vec![c::pair_failed(e)],
+        Event::LoggedOut(e) => vec![c::logged_out(e)],
+        Event::PairingQrCode(e) => vec![c::qr(e, cx)],
+        Event::PairingCode(e) => vec![c::pair_code(e)],
+        Event::PairingCodeError(e) => vec![c::pair_code_error(e)],
+        Event::ClientOutdated(_) => vec![other(EventName::ClientOutdated, serde_json::json!({}))],
+        Event::TemporaryBan(e) => vec![c::temporary_ban(e)],
+        Event::ConnectFailure(e) => c::connect_failure(e),
+        Event::StreamError(e) => vec![c::stream_error(e)],
+        Event::StreamReplaced(_) => vec![NetworkEvent::Disconnected {
+            reason: "stream replaced: another client connected with this device".into(),
+        }],
+        Event::OfflineSyncPreview(e) => vec![c::offline_preview(e)],
+        Event::OfflineSyncCompleted(e) => vec![c::offline_completed(e)],
+        Event::Messages(batch) => message::batch(batch),
+        Event::UndecryptableMessage(e) => vec![message::undecryptable(e)],
+        Event::Receipt(e) => chat::receipt(e).into_iter().collect(),
+        Event::Presence(e) => vec![chat::presence(e)],
+        Event::ChatPresence(e) => vec![chat::chat_presence(e)],
+        Event::PictureUpdate(e) => vec![contacts::picture(e)],
+        Event::UserAboutUpdate(e) => vec![contacts::about(e)],
+        Event::PushNameUpdate(e) => vec![contacts::push_name(e)],
+        Event::ContactUpdate(e) => contacts::contact(e),
+        Event::DeviceListUpdate(e) => vec![contacts::device_list(e)],
+        Event::PinUpdate(e) => vec![app_state::pin(e)],
+        Event::MuteUpdate(e) => vec![app_state::mute(e)],
+        Event::ArchiveUpdate(e) => vec![app_state::archive(e)],
+        Event::MarkChatAsReadUpdate(e) => vec![app_state::mark_read(e)],
+        Event::GroupUpdate(e) => groups::update(e, cx).into_iter().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// A network-side event in its API `data` shape.
+pub(crate) fn other(event: EventName, data: serde_json::Value) -> NetworkEvent {
+    NetworkEvent::Other { event, data }
+}
+
+/// A JID without its device part, as the API prints it
+/// (`<user>@s.whatsapp.net`, `<id>@lid`, `<id>@g.us`).
+pub fn user_jid(j: &Jid) -> String {
+    j.to_non_ad_string()
+}
+
+/// The user part of a JID (phone digits for a phone JID).
+pub fn jid_user(j: &Jid) -> String {
+    j.user.to_string()
+}

@@ -1,0 +1,111 @@
+//! The real network: a [`Network`](super::Network) backend named `whatsapp`
+//! on the `whatsapp-rust` crate (unofficial WhatsApp Web multi-device
+//! protocol), behind the `whatsapp` cargo feature.
+//!
+//! - [`WhatsAppNetwork`] attaches sessions; each gets a [`session::WaSession`]
+//!   whose every `connect` builds a fresh crate client on the session's device
+//!   state in redb ([`crate::store::whatsapp::WaStore`]): a crate client is
+//!   single-use once disconnected.
+//! - The crate's own reconnect loop is switched off: a failed connect is an
+//!   error of `connect` (so the session shows it as `last_error`), a drop is a
+//!   `Disconnected` event, and the gateway's reconnect policy
+//!   (`sessions/reconnect.rs`, per session `auto_reconnect`) decides about
+//!   retries. The one reconnect the backend does itself is the restart the
+//!   server asks for right after pairing.
+//! - `pump.rs` turns the crate's events into [`NetworkEvent`](super::NetworkEvent)s
+//!   through the pure mappings in [`map`].
+//!
+//! The knobs ([`WhatsAppConfig`]) exist in every build.
+
+mod config;
+
+pub use config::{WhatsAppConfig, parse_version};
+
+#[cfg(feature = "whatsapp")]
+mod build;
+#[cfg(feature = "whatsapp")]
+mod http;
+#[cfg(feature = "whatsapp")]
+pub mod map;
+#[cfg(feature = "whatsapp")]
+mod ops;
+#[cfg(feature = "whatsapp")]
+mod pump;
+#[cfg(feature = "whatsapp")]
+mod send;
+#[cfg(feature = "whatsapp")]
+pub mod session;
+
+#[cfg(feature = "whatsapp")]
+pub use network::WhatsAppNetwork;
+
+#[cfg(feature = "whatsapp")]
+mod network {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+
+    use async_trait::async_trait;
+
+    use super::WhatsAppConfig;
+    use super::session::WaSession;
+    use crate::store::Store;
+    use crate::{AttachSpec, EventSink, Network, NetworkError, NetworkSession};
+
+    /// The `whatsapp` backend: one [`WaSession`] per attached session.
+    pub struct WhatsAppNetwork {
+        store: Store,
+        config: WhatsAppConfig,
+        sessions: Mutex<HashMap<String, Arc<WaSession>>>,
+    }
+
+    impl WhatsAppNetwork {
+        /// A backend keeping device state in `store`.
+        pub fn new(store: Store, config: WhatsAppConfig) -> Self {
+            Self {
+                store,
+                config,
+                sessions: Mutex::new(HashMap::new()),
+            }
+        }
+    }
+
+    #[async_trait]
+    impl Network for WhatsAppNetwork {
+        fn name(&self) -> &'static str {
+            "whatsapp"
+        }
+
+        async fn attach(
+            &self,
+            spec: AttachSpec,
+            events: EventSink,
+        ) -> Result<Arc<dyn NetworkSession>, NetworkError> {
+            let session = Arc::new(WaSession::new(
+                spec.session_id.clone(),
+                self.store.clone(),
+                self.config.clone(),
+                events,
+            ));
+            let old = self
+                .sessions
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(spec.session_id, session.clone());
+            if let Some(old) = old {
+                old.stop().await;
+            }
+            Ok(session)
+        }
+
+        async fn forget(&self, session_id: &str) {
+            let gone = self
+                .sessions
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(session_id);
+            if let Some(session) = gone {
+                session.stop().await;
+            }
+        }
+    }
+}

@@ -1,0 +1,289 @@
+//! [`WaSession`]: the `NetworkSession` of one whatsapp session — connect,
+//! disconnect, logout, pair codes and sends on the current crate client.
+//! Group, contact and account operations are in `ops.rs`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
+use whatsapp_rust::Client;
+use whatsapp_rust::pair_code::PairCodeOptions;
+
+use super::WhatsAppConfig;
+use crate::domain::jid::Jid;
+use crate::domain::send::OutboundContent;
+use crate::store::Store;
+use crate::{EventSink, NetworkError, NetworkEvent, NetworkSession, SendReceipt};
+
+/// How long `connect` waits for the socket (the crate gives transport and
+/// version check 20 s each, in parallel, then the handshake).
+const SOCKET_WAIT: Duration = Duration::from_secs(30);
+
+/// How long a disconnect waits for the client to wind down.
+const STOP_WAIT: Duration = Duration::from_secs(10);
+
+/// The client of one whatsapp session.
+pub struct WaSession {
+    pub(super) inner: Arc<Inner>,
+}
+
+/// What the session's runs share.
+pub(super) struct Inner {
+    pub id: String,
+    pub store: Store,
+    pub config: WhatsAppConfig,
+    pub sink: EventSink,
+    /// The current (or last) run of a crate client.
+    pub run: tokio::sync::Mutex<Option<Run>>,
+    /// Asks the restarter task for a fresh run (the login after pairing).
+    pub restart: tokio::sync::mpsc::UnboundedSender<()>,
+}
+
+/// One crate client from build to shutdown.
+pub(super) struct Run {
+    pub client: Arc<Client>,
+    pub state: Arc<RunState>,
+}
+
+/// What the run's tasks tell each other.
+#[derive(Default)]
+pub(super) struct RunState {
+    /// The gateway asked this run to stop (disconnect, logout, forget).
+    pub stopping: AtomicBool,
+    /// The socket came up (so an end of the run is a drop).
+    pub socket_up: AtomicBool,
+    /// The phone linked the device during this run.
+    pub paired: AtomicBool,
+    /// A disconnect, logout or lock was already reported for this run.
+    pub reported: AtomicBool,
+    /// Cancelled when the crate's run loop has returned.
+    pub ended: CancellationToken,
+    /// The last transport or HTTP failure, for the error a failed connect gives.
+    pub last_error: std::sync::Mutex<Option<String>>,
+}
+
+impl RunState {
+    /// Why the connection could not be made.
+    pub fn failure(&self) -> String {
+        let last = self
+            .last_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        match last {
+            Some(e) => format!("could not connect to WhatsApp: {e}"),
+            None => "could not connect to WhatsApp: the connection closed before the handshake completed".into(),
+        }
+    }
+
+    /// Records a failure (the wrappers in `build.rs` call this).
+    pub fn fail(&self, e: String) {
+        *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+    }
+}
+
+impl WaSession {
+    /// A session that is not connected yet.
+    pub fn new(id: String, store: Store, config: WhatsAppConfig, sink: EventSink) -> Self {
+        let (restart, mut requests) = tokio::sync::mpsc::unbounded_channel();
+        let inner = Arc::new(Inner {
+            id,
+            store,
+            config,
+            sink,
+            run: tokio::sync::Mutex::new(None),
+            restart,
+        });
+        // Ends when the session is dropped (its sender goes with it).
+        let weak = Arc::downgrade(&inner);
+        tokio::spawn(async move {
+            while requests.recv().await.is_some() {
+                let Some(inner) = weak.upgrade() else { return };
+                // A failure is reported by `connect` itself.
+                let _ = inner.connect().await;
+            }
+        });
+        Self { inner }
+    }
+
+    /// Stops the current run without reporting anything (the session is being
+    /// forgotten or replaced).
+    pub async fn stop(&self) {
+        let run = self.inner.run.lock().await.take();
+        if let Some(run) = run {
+            stop_run(&run).await;
+        }
+    }
+
+    /// The live client, or `NotConnected`.
+    pub(super) async fn client(&self) -> Result<Arc<Client>, NetworkError> {
+        let run = self.inner.run.lock().await;
+        match run.as_ref() {
+            Some(r) if !r.state.ended.is_cancelled() && r.client.is_connected() => {
+                Ok(r.client.clone())
+            }
+            _ => Err(NetworkError::NotConnected),
+        }
+    }
+
+    /// The live, logged-in client, or `NotConnected`.
+    pub(super) async fn logged_in(&self) -> Result<Arc<Client>, NetworkError> {
+        let client = self.client().await?;
+        if client.is_logged_in() {
+            Ok(client)
+        } else {
+            Err(NetworkError::NotConnected)
+        }
+    }
+}
+
+/// Marks a run as stopping, disconnects its client and waits (bounded) for
+/// the run loop to return.
+async fn stop_run(run: &Run) {
+    run.state.stopping.store(true, Ordering::SeqCst);
+    run.client.disconnect().await;
+    let _ = tokio::time::timeout(STOP_WAIT, run.state.ended.cancelled()).await;
+}
+
+impl Inner {
+    /// Starts a run unless one is live, and waits until its socket is up or
+    /// it failed.
+    pub(super) async fn connect(self: &Arc<Self>) -> Result<(), NetworkError> {
+        let mut guard = self.run.lock().await;
+        if guard
+            .as_ref()
+            .is_some_and(|r| !r.state.ended.is_cancelled())
+        {
+            return Ok(());
+        }
+        let _ = self.sink.send(NetworkEvent::Connecting).await;
+        let run = super::build::start(self).await?;
+        let (client, state) = (run.client.clone(), run.state.clone());
+        *guard = Some(run);
+        drop(guard);
+        let failure = tokio::select! {
+            up = client.wait_for_socket(SOCKET_WAIT) => match up {
+                Ok(()) => {
+                    state.socket_up.store(true, Ordering::SeqCst);
+                    return Ok(());
+                }
+                Err(_) => {
+                    state.stopping.store(true, Ordering::SeqCst);
+                    client.disconnect().await;
+                    format!(
+                        "could not connect to WhatsApp: no answer within {} s",
+                        SOCKET_WAIT.as_secs()
+                    )
+                }
+            },
+            _ = state.ended.cancelled() => state.failure(),
+        };
+        // The attempt that began with `Connecting` ends here: a linked
+        // session's reconnect policy takes it from this event.
+        let reason = failure.clone();
+        let _ = self.sink.send(NetworkEvent::Disconnected { reason }).await;
+        Err(NetworkError::Failed(failure))
+    }
+}
+
+#[async_trait]
+impl NetworkSession for WaSession {
+    async fn connect(&self) -> Result<(), NetworkError> {
+        self.inner.connect().await
+    }
+
+    async fn disconnect(&self) -> Result<(), NetworkError> {
+        let run = self.inner.run.lock().await.take();
+        if let Some(run) = run {
+            let was_live = !run.state.ended.is_cancelled();
+            stop_run(&run).await;
+            if was_live {
+                let reason = "disconnected on request".to_owned();
+                let _ = self
+                    .inner
+                    .sink
+                    .send(NetworkEvent::Disconnected { reason })
+                    .await;
+            }
+        }
+        Ok(())
+    }
+
+    async fn logout(&self) -> Result<(), NetworkError> {
+        let run = self.inner.run.lock().await.take();
+        if let Some(run) = &run {
+            run.state.stopping.store(true, Ordering::SeqCst);
+            // Deregisters the device when connected; tears the client down either way.
+            let _ = tokio::time::timeout(STOP_WAIT, run.client.logout()).await;
+            let _ = tokio::time::timeout(STOP_WAIT, run.state.ended.cancelled()).await;
+        }
+        let (store, id) = (self.inner.store.clone(), self.inner.id.clone());
+        let had_device = tokio::task::spawn_blocking(move || store.wipe_whatsapp_state(&id))
+            .await
+            .map_err(|e| NetworkError::Failed(format!("could not drop the credentials: {e}")))?
+            .map_err(|e| NetworkError::Failed(format!("could not drop the credentials: {e}")))?;
+        let reason = "logged out on request".to_owned();
+        let event = if had_device {
+            NetworkEvent::LoggedOut { reason }
+        } else {
+            NetworkEvent::Disconnected {
+                reason: "disconnected on request".into(),
+            }
+        };
+        if had_device || run.is_some() {
+            let _ = self.inner.sink.send(event).await;
+        }
+        Ok(())
+    }
+
+    async fn request_pair_code(&self, phone: &str) -> Result<String, NetworkError> {
+        let client = self.client().await.map_err(|_| {
+            NetworkError::InvalidState("the session is not connected; connect it first".into())
+        })?;
+        if client.is_logged_in() || client.pn().is_some() {
+            return Err(NetworkError::InvalidState(
+                "the session is already paired; log it out to pair another account".into(),
+            ));
+        }
+        let options = PairCodeOptions {
+            phone_number: phone.to_owned(),
+            ..PairCodeOptions::default()
+        };
+        // A failure is also reported as a `pairing_code_error` event by the crate.
+        client.pair_with_code(options).await.map_err(|e| {
+            let msg = format!("the pair-code request failed: {e}");
+            match e.rejection() {
+                Some(r) if r.is_throttled() => NetworkError::Failed(msg),
+                Some(_) => NetworkError::Rejected(msg),
+                None => NetworkError::Failed(msg),
+            }
+        })
+    }
+
+    async fn send(
+        &self,
+        message_id: &str,
+        to: &Jid,
+        content: &OutboundContent,
+    ) -> Result<SendReceipt, NetworkError> {
+        let client = self.logged_in().await?;
+        super::send::send(&client, message_id, to, content).await
+    }
+
+    async fn has_sent(&self, _message_id: &str) -> Result<Option<bool>, NetworkError> {
+        // WhatsApp keeps no record of a client's sends that could be asked.
+        Ok(None)
+    }
+}
+
+/// Whether the run was told to stop.
+pub(super) fn stopping(state: &RunState) -> bool {
+    state.stopping.load(Ordering::SeqCst)
+}
+
+/// Flags used by the pump.
+pub(super) fn set(flag: &AtomicBool) {
+    flag.store(true, Ordering::SeqCst);
+}
