@@ -28,7 +28,6 @@ pub mod liveness;
 pub mod messages;
 pub mod metrics;
 pub mod paths;
-pub mod plugins;
 pub mod scheduler;
 pub mod server;
 pub mod sessions;
@@ -38,6 +37,7 @@ pub mod webhooks;
 
 pub use switchboard_domain as domain;
 pub use switchboard_network as network;
+pub use switchboard_plugins as plugins;
 pub use switchboard_store as store;
 
 pub use config::Config;

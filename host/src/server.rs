@@ -131,7 +131,7 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
         config.blasts.clone(),
         background_stop.clone(),
         tasks.clone(),
-        Some(plugins.clone()),
+        Some(Arc::new(plugins.clone())),
     );
     events.add_subscriber(blasts.waker());
     let metrics = Metrics::new(Sources {

@@ -90,7 +90,7 @@ impl App {
             config.blasts.clone(),
             stop.clone(),
             tasks.clone(),
-            Some(plugins.clone()),
+            Some(Arc::new(plugins.clone())),
         );
         let metrics = Metrics::new(Sources {
             store: store.clone(),

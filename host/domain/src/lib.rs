@@ -6,6 +6,7 @@ pub mod event;
 pub mod event_data;
 pub mod group;
 mod group_settings;
+pub mod hooks;
 pub mod jid;
 pub mod message;
 pub mod plugin;

@@ -29,11 +29,11 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::domain::event::{Envelope, EventName};
+use crate::domain::hooks::BlastEndpoints;
 use crate::domain::send::FieldError;
 use crate::domain::time::unix_now;
 use crate::events::{EventBus, Subscriber};
 use crate::messages::SendCore;
-use crate::plugins::Plugins;
 use crate::sessions::{SessionError, Sessions};
 use crate::store::{Store, StoreError};
 use config::BlastConfig;
@@ -78,7 +78,7 @@ struct Inner {
     bus: EventBus,
     config: BlastConfig,
     wake: Arc<Notify>,
-    plugins: Option<Plugins>,
+    plugins: Option<Arc<dyn BlastEndpoints>>,
     counters: crate::metrics::BlastCounters,
     worker: crate::liveness::Liveness,
 }
@@ -102,7 +102,7 @@ impl Blasts {
         config: BlastConfig,
         cancel: CancellationToken,
         tasks: TaskTracker,
-        plugins: Option<Plugins>,
+        plugins: Option<Arc<dyn BlastEndpoints>>,
     ) -> Self {
         let wake = Arc::new(Notify::new());
         let counters = crate::metrics::BlastCounters::default();

@@ -27,24 +27,7 @@ pub trait Subscriber: Send + Sync + 'static {
     fn accept(&self, envelope: &Arc<Envelope>);
 }
 
-/// Sees each envelope before any subscriber or stream (plugin event
-/// filters): returns it (possibly changed) or `None` to drop it.
-pub trait EventFilter: Send + Sync + 'static {
-    /// Decides about one envelope.
-    fn filter(&self, envelope: Envelope) -> Option<Envelope>;
-
-    /// Filters scoped to one webhook: the envelope as deliveries to
-    /// `webhook_id` should see it (the same `Arc` when unchanged), or `None`
-    /// to skip that webhook. Called by webhook fan-out, after [`Self::filter`];
-    /// other audiences never see its effect. By default, no scoped filter.
-    fn filter_for_webhook(
-        &self,
-        _webhook_id: &str,
-        envelope: &Arc<Envelope>,
-    ) -> Option<Arc<Envelope>> {
-        Some(envelope.clone())
-    }
-}
+pub use crate::domain::hooks::EventFilter;
 
 /// A cheap-to-clone handle on the event bus.
 #[derive(Clone)]

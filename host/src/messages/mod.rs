@@ -3,9 +3,11 @@
 //! hands the validated request to the network, and stores the message record.
 //! Nothing else calls [`crate::network::NetworkSession::send`].
 
+use std::sync::Arc;
+
+use crate::domain::hooks::MessageTransform;
 use crate::domain::message::{Direction, MessageRecord};
 use crate::domain::send::SendRequest;
-use crate::plugins::Plugins;
 use crate::sessions::{SessionError, Sessions};
 use crate::store::Store;
 
@@ -14,7 +16,7 @@ use crate::store::Store;
 pub struct SendCore {
     sessions: Sessions,
     store: Store,
-    plugins: Option<Plugins>,
+    transforms: Option<Arc<dyn MessageTransform>>,
 }
 
 impl SendCore {
@@ -23,13 +25,13 @@ impl SendCore {
         Self {
             sessions,
             store,
-            plugins: None,
+            transforms: None,
         }
     }
 
-    /// The same core with the plugin message transforms in its path.
-    pub fn with_plugins(mut self, plugins: Plugins) -> Self {
-        self.plugins = Some(plugins);
+    /// The same core with message transforms (the plugins') in its path.
+    pub fn with_plugins(mut self, transforms: impl MessageTransform) -> Self {
+        self.transforms = Some(Arc::new(transforms));
         self
     }
 
@@ -58,8 +60,8 @@ impl SendCore {
     ) -> Result<MessageRecord, SessionError> {
         let (client, account) = self.sessions.sender(session_id)?;
         // Plugin transforms see the validated send last, just before the network.
-        let request = match &self.plugins {
-            Some(p) => p.transform(session_id, request)?,
+        let request = match &self.transforms {
+            Some(t) => t.transform(session_id, request)?,
             None => request,
         };
         let receipt = client

@@ -39,3 +39,9 @@ pub enum SessionError {
     #[error("the send was rejected by {0}")]
     RejectedByPlugin(String),
 }
+
+impl From<crate::domain::hooks::PluginRejection> for SessionError {
+    fn from(r: crate::domain::hooks::PluginRejection) -> Self {
+        SessionError::RejectedByPlugin(r.0)
+    }
+}

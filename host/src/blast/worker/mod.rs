@@ -26,13 +26,13 @@ use super::model::{BlastJob, JobStatus, SendOutcome};
 use super::pacing::{Owed, pause};
 use super::plan::{endpoint_kind, request_for};
 use crate::domain::event::{Envelope, EventName};
+use crate::domain::hooks::BlastEndpoints;
 use crate::domain::send::SendKind;
 use crate::domain::session::SessionStatus;
 use crate::domain::time::{unix_now, unix_now_ms};
 use crate::events::EventBus;
 use crate::messages::{SendCore, new_message_id};
 use crate::network::NetworkError;
-use crate::plugins::Plugins;
 use crate::sessions::{SessionError, Sessions};
 use crate::store::{Store, StoreResult};
 
@@ -52,7 +52,7 @@ pub(super) struct Parts {
     pub bus: EventBus,
     pub config: BlastConfig,
     pub waker: Arc<Waker>,
-    pub plugins: Option<Plugins>,
+    pub plugins: Option<Arc<dyn BlastEndpoints>>,
     pub counters: crate::metrics::BlastCounters,
 }
 

@@ -49,7 +49,8 @@ pub struct DirState {
 }
 
 /// One manifest as the API shows it.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct FileView {
     /// The manifest's file name.
     pub manifest: String,
@@ -66,7 +67,8 @@ pub struct FileView {
 }
 
 /// The plugin directory as the API shows it.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DirectoryView {
     /// The directory, or `null` when directory loading is off.
     pub path: Option<String>,

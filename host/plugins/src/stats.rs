@@ -25,7 +25,8 @@ pub struct Stats {
 }
 
 /// What the API shows of [`Stats`].
-#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct StatsView {
     /// Calls made.
     pub calls: u64,

@@ -13,7 +13,7 @@ use super::hooks::Outcome;
 use super::model::Hook;
 use super::{Active, Plugins};
 use crate::domain::event::Envelope;
-use crate::events::EventFilter;
+use crate::domain::hooks::EventFilter;
 
 /// One envelope on its way through a chain: the data's JSON text is made
 /// once and reused by every filter until one replaces the data.

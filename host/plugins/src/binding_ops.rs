@@ -9,7 +9,8 @@ use super::model::Source;
 use super::*;
 
 /// A binding as created or updated through the API.
-#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct BindingIn {
     /// The plugin.

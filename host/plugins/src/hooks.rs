@@ -11,8 +11,8 @@ use super::engine::types::{self, TransformDecision};
 use super::engine::{HostState, Plugin};
 use super::model::Hook;
 use super::{Active, Plugins, Slot};
+use crate::domain::hooks::{BlastEndpoints, MessageTransform, PluginRejection};
 use crate::domain::send::{SendKind, SendRequest};
-use crate::sessions::SessionError;
 
 /// What one bound call came to.
 pub(super) enum Outcome<R> {
@@ -61,7 +61,7 @@ impl Plugins {
         &self,
         session_id: &str,
         mut request: SendRequest,
-    ) -> Result<SendRequest, SessionError> {
+    ) -> Result<SendRequest, PluginRejection> {
         let Some(chain) = self.chain(Hook::MessageTransform) else {
             return Ok(request);
         };
@@ -94,7 +94,7 @@ impl Plugins {
                 if let Some(slot) = &slot {
                     slot.stats.reject_one();
                 }
-                SessionError::RejectedByPlugin(format!("plugin `{name}`: {why}"))
+                PluginRejection(format!("plugin `{name}`: {why}"))
             };
             match out {
                 Outcome::Done(TransformDecision::Unchanged) => {}
@@ -193,5 +193,31 @@ impl Plugins {
                     .map_err(|e| format!("the plugin's `{}` body is invalid: {e}", s.kind))
             })
             .collect()
+    }
+}
+
+impl MessageTransform for Plugins {
+    fn transform(
+        &self,
+        session_id: &str,
+        request: SendRequest,
+    ) -> Result<SendRequest, PluginRejection> {
+        Plugins::transform(self, session_id, request)
+    }
+}
+
+impl BlastEndpoints for Plugins {
+    fn has_endpoint(&self, session_id: &str, key: &str) -> bool {
+        Plugins::has_endpoint(self, session_id, key)
+    }
+
+    fn expand(
+        &self,
+        session_id: &str,
+        key: &str,
+        to: &str,
+        body: &Value,
+    ) -> Result<Vec<SendRequest>, String> {
+        Plugins::expand(self, session_id, key, to, body)
     }
 }

@@ -3,5 +3,5 @@
 
 wasmtime::component::bindgen!({
     world: "plugin",
-    path: "../wit/0.1.0",
+    path: "../../wit/0.1.0",
 });

@@ -32,6 +32,9 @@ mod wasi_io;
 
 pub use binding_ops::BindingIn;
 
+use switchboard_domain as domain;
+use switchboard_store as store;
+
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -77,7 +80,8 @@ pub enum PluginError {
 }
 
 /// A plugin as the API shows it.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PluginView {
     /// The stored record.
     #[serde(flatten)]

@@ -1,0 +1,66 @@
+//! The plugin hooks as traits, defined below both sides: the runtime (the
+//! event bus, the send core, the blast worker) holds trait objects and calls
+//! them; the plugin host implements them. Neither side names the other, so
+//! the runtime builds and runs without a plugin engine, and the plugin host
+//! knows nothing of sessions or HTTP.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::event::Envelope;
+use crate::send::SendRequest;
+
+/// Sees each envelope before any subscriber or stream (plugin event
+/// filters): returns it (possibly changed) or `None` to drop it.
+pub trait EventFilter: Send + Sync + 'static {
+    /// Decides about one envelope.
+    fn filter(&self, envelope: Envelope) -> Option<Envelope>;
+
+    /// Filters scoped to one webhook: the envelope as deliveries to
+    /// `webhook_id` should see it (the same `Arc` when unchanged), or `None`
+    /// to skip that webhook. Called by webhook fan-out, after [`Self::filter`];
+    /// other audiences never see its effect. By default, no scoped filter.
+    fn filter_for_webhook(
+        &self,
+        _webhook_id: &str,
+        envelope: &Arc<Envelope>,
+    ) -> Option<Arc<Envelope>> {
+        Some(envelope.clone())
+    }
+}
+
+/// A plugin refused a send: the reason, naming the plugin. The send core
+/// answers it as `422 rejected_by_plugin`; blasts and scheduled sends fail
+/// the send for good (another attempt would be refused again).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PluginRejection(pub String);
+
+/// Message-transform plugins: see every validated send last, just before
+/// the network, and may change it or refuse it.
+pub trait MessageTransform: Send + Sync + 'static {
+    /// The send as it should go out, or why it must not.
+    fn transform(
+        &self,
+        session_id: &str,
+        request: SendRequest,
+    ) -> Result<SendRequest, PluginRejection>;
+}
+
+/// Blast-endpoint plugins: endpoint keys beyond the built-in send kinds,
+/// each expanding one recipient into concrete sends.
+pub trait BlastEndpoints: Send + Sync + 'static {
+    /// Whether a plugin serves the endpoint `key` for this session.
+    fn has_endpoint(&self, session_id: &str, key: &str) -> bool;
+
+    /// The sends one recipient becomes at endpoint `key`, or why none can
+    /// be made.
+    fn expand(
+        &self,
+        session_id: &str,
+        key: &str,
+        to: &str,
+        body: &Value,
+    ) -> Result<Vec<SendRequest>, String>;
+}
