@@ -22,6 +22,8 @@ LAYERS = {
     "switchboard-network": {"switchboard-domain", "switchboard-store"},
     # Plugin records and key-value stores live in the store.
     "switchboard-plugins": {"switchboard-domain", "switchboard-store"},
+    # Plugins reach it only through the hook traits the domain defines.
+    "switchboard-runtime": {"switchboard-domain", "switchboard-store", "switchboard-network"},
 }
 # The binary: configuration, composition, serving. It may use every layer.
 LAYERS["switchboard"] = set(LAYERS)
@@ -47,6 +49,7 @@ OPTIONAL = {
     ("switchboard-domain", "utoipa"): "openapi",
     ("switchboard-network", "utoipa"): "openapi",
     ("switchboard-plugins", "utoipa"): "openapi",
+    ("switchboard-runtime", "utoipa"): "openapi",
 }
 
 

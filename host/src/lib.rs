@@ -20,24 +20,18 @@
 //! - [`cli`]: the command-line client (`switchboard sessions list`, …)
 
 pub mod api;
-pub mod blast;
 pub mod cli;
 pub mod config;
-pub mod events;
-pub mod liveness;
-pub mod messages;
 pub mod metrics;
 pub mod paths;
-pub mod scheduler;
 pub mod server;
-pub mod sessions;
 pub mod telemetry;
 pub mod token;
-pub mod webhooks;
 
 pub use switchboard_domain as domain;
 pub use switchboard_network as network;
 pub use switchboard_plugins as plugins;
+pub use switchboard_runtime::{blast, events, liveness, messages, scheduler, sessions, webhooks};
 pub use switchboard_store as store;
 
 pub use config::Config;

@@ -11,7 +11,6 @@
 //! Every metric is named `switchboard_*`; the list is in the README.
 
 mod collect;
-pub mod counters;
 pub mod http;
 
 use std::sync::Arc;
@@ -19,8 +18,8 @@ use std::sync::Arc;
 use prometheus_client::registry::Registry;
 
 pub use crate::store::StoreTimings;
-pub use counters::{BlastCounters, EventCounters, WebhookCounters};
 pub use http::HttpMetrics;
+pub use switchboard_runtime::counters::{BlastCounters, EventCounters, WebhookCounters};
 
 use crate::blast::Blasts;
 use crate::events::EventBus;

@@ -14,8 +14,8 @@ use std::sync::{Arc, RwLock};
 
 use tokio::sync::broadcast;
 
+use crate::counters::EventCounters;
 use crate::domain::event::Envelope;
-use crate::metrics::EventCounters;
 
 /// How many envelopes a slow stream receiver may lag behind before it loses some.
 pub const BUS_CAPACITY: usize = 8192;

@@ -1,6 +1,7 @@
 //! The counters the data paths bump. Each part of the gateway owns one of
 //! these handle sets (created with it, so it never waits on the metrics
-//! module); [`super::Metrics`] registers clones of the same handles. A bump
+//! module); the composition root hands the metrics registry to each, and it registers
+//! the same handles there. A bump
 //! is one relaxed atomic add: no lock, no allocation, no lookup.
 
 use prometheus_client::metrics::counter::Counter;
@@ -26,7 +27,8 @@ pub struct EventCounters {
 }
 
 impl EventCounters {
-    pub(super) fn register(&self, r: &mut Registry) {
+    /// Registers these counters with the gateway's metrics registry.
+    pub fn register(&self, r: &mut Registry) {
         r.register(
             "switchboard_events_received",
             "Events published on the event bus, before filters",
@@ -76,7 +78,8 @@ impl Default for WebhookCounters {
 }
 
 impl WebhookCounters {
-    pub(super) fn register(&self, r: &mut Registry) {
+    /// Registers these counters with the gateway's metrics registry.
+    pub fn register(&self, r: &mut Registry) {
         r.register(
             "switchboard_webhook_deliveries",
             "Webhook delivery attempts and their fate, by outcome",
@@ -112,7 +115,8 @@ impl Default for BlastCounters {
 }
 
 impl BlastCounters {
-    pub(super) fn register(&self, r: &mut Registry) {
+    /// Registers these counters with the gateway's metrics registry.
+    pub fn register(&self, r: &mut Registry) {
         r.register(
             "switchboard_blast_sends",
             "Blast send attempts, by outcome",

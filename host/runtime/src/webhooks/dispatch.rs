@@ -21,8 +21,8 @@ use super::signing::{
     DELIVERY_ID_HEADER, EVENT_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, VERSION_HEADER, sign_v2,
 };
 use super::target::check_destination;
+use crate::counters::WebhookCounters;
 use crate::domain::time::unix_now;
-use crate::metrics::WebhookCounters;
 use crate::store::Store;
 
 /// One event on its way to one URL.

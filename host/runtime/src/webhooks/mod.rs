@@ -90,7 +90,9 @@ impl Webhooks {
         cancel: CancellationToken,
         tasks: TaskTracker,
     ) -> anyhow::Result<Self> {
-        crate::install_crypto_provider();
+        // rustls's `ring` backend as the process's provider (kept when one is
+        // already installed): reqwest is built without a provider of its own.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let mut builder = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(config.timeout)
@@ -290,7 +292,7 @@ impl Webhooks {
     }
 
     /// The delivery counters (registered by the metrics module).
-    pub fn counters(&self) -> &crate::metrics::WebhookCounters {
+    pub fn counters(&self) -> &crate::counters::WebhookCounters {
         self.inner.dispatcher.counters()
     }
 

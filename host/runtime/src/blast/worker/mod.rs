@@ -53,7 +53,7 @@ pub(super) struct Parts {
     pub config: BlastConfig,
     pub waker: Arc<Waker>,
     pub plugins: Option<Arc<dyn BlastEndpoints>>,
-    pub counters: crate::metrics::BlastCounters,
+    pub counters: crate::counters::BlastCounters,
 }
 
 /// Whether a job's session can send now.

@@ -60,7 +60,8 @@ pub fn whole_secs(d: Duration) -> i64 {
 }
 
 /// The auto-reconnect state of a session, as `GET /sessions/{id}/reconnect` shows it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ReconnectStatus {
     /// Auto-reconnect is on (stored).
     pub enabled: bool,

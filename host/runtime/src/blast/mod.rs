@@ -79,7 +79,7 @@ struct Inner {
     config: BlastConfig,
     wake: Arc<Notify>,
     plugins: Option<Arc<dyn BlastEndpoints>>,
-    counters: crate::metrics::BlastCounters,
+    counters: crate::counters::BlastCounters,
     worker: crate::liveness::Liveness,
 }
 
@@ -105,7 +105,7 @@ impl Blasts {
         plugins: Option<Arc<dyn BlastEndpoints>>,
     ) -> Self {
         let wake = Arc::new(Notify::new());
-        let counters = crate::metrics::BlastCounters::default();
+        let counters = crate::counters::BlastCounters::default();
         let waker = Arc::new(Waker {
             wake: wake.clone(),
             generation: AtomicU64::new(0),
@@ -138,7 +138,7 @@ impl Blasts {
     }
 
     /// The send counters (registered by the metrics module).
-    pub fn counters(&self) -> &crate::metrics::BlastCounters {
+    pub fn counters(&self) -> &crate::counters::BlastCounters {
         &self.inner.counters
     }
 

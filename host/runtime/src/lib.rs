@@ -1,0 +1,28 @@
+//! The gateway's runtime: everything that happens between the network and
+//! the HTTP API.
+//!
+//! - [`sessions`]: the session registry, lifecycle, intake of network events,
+//!   the contacts directory, auto-reconnect
+//! - [`events`]: the event bus that fans envelopes out to subscribers
+//! - [`messages`]: the one send core every outbound message goes through
+//! - [`scheduler`]: sends stored for a later `send_at` and the task that sends them
+//! - [`blast`]: paced bulk sends and the one worker that sends them
+//! - [`webhooks`]: signed delivery, retries, dead letters, suspension
+//! - [`liveness`]: whether each background worker runs (for `/readyz`)
+//! - [`counters`]: the counters these parts bump, each registered by its owner
+//!
+//! Plugins reach the runtime only through the hook traits of
+//! `switchboard_domain::hooks`; HTTP does not reach it at all.
+
+pub mod blast;
+pub mod counters;
+pub mod events;
+pub mod liveness;
+pub mod messages;
+pub mod scheduler;
+pub mod sessions;
+pub mod webhooks;
+
+use switchboard_domain as domain;
+use switchboard_network as network;
+use switchboard_store as store;
