@@ -134,7 +134,7 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
         Some(Arc::new(plugins.clone())),
     );
     events.add_subscriber(blasts.waker());
-    let metrics = Metrics::new(Sources {
+    let metrics = crate::metrics::build(Sources {
         store: store.clone(),
         sessions: sessions.clone(),
         events: events.clone(),

@@ -11,7 +11,7 @@ use switchboard::api::{AppState, Services};
 use switchboard::blast::Blasts;
 use switchboard::events::EventBus;
 use switchboard::messages::SendCore;
-use switchboard::metrics::{Metrics, Sources};
+use switchboard::metrics::Sources;
 use switchboard::network::Network;
 use switchboard::network::sim::SimNetwork;
 use switchboard::plugins::Plugins;
@@ -92,7 +92,7 @@ impl App {
             tasks.clone(),
             Some(Arc::new(plugins.clone())),
         );
-        let metrics = Metrics::new(Sources {
+        let metrics = switchboard::metrics::build(Sources {
             store: store.clone(),
             sessions: sessions.clone(),
             events: events.clone(),

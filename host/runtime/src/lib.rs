@@ -24,5 +24,8 @@ pub mod sessions;
 pub mod webhooks;
 
 use switchboard_domain as domain;
-use switchboard_network as network;
-use switchboard_store as store;
+
+// The layers the runtime builds on, for its callers (the HTTP API names the
+// network's value types and the store's errors through the runtime).
+pub use switchboard_network as network;
+pub use switchboard_store as store;

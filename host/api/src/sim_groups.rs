@@ -13,9 +13,9 @@ use super::AppState;
 use super::error::{ApiError, ApiResult};
 use super::extract::ApiJson;
 use crate::domain::jid::{Jid, JidKind};
-use crate::network::groups::{GroupError, INVITE_BASE};
-use crate::network::sim::Joiner;
-use crate::sessions::SessionError;
+use switchboard_runtime::network::groups::{GroupError, INVITE_BASE};
+use switchboard_runtime::network::sim::Joiner;
+use switchboard_runtime::sessions::SessionError;
 
 /// The sim group control routes.
 pub fn routes() -> Router<AppState> {
@@ -57,8 +57,8 @@ fn invite_code(raw: &str) -> ApiResult<&str> {
     summary = "Join a group by invite, as a session's account or any phone",
     request_body = JoinIn,
     responses(
-        (status = 200, body = crate::api::openapi::answers::Joined),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::Joined),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn join(

@@ -1,5 +1,5 @@
 //! The operator console: a browser app served at `/console/`, its files
-//! (`host/console/`: HTML, CSS, ES modules, a vendored QR encoder) embedded
+//! (`host/api/console/`: HTML, CSS, ES modules, a vendored QR encoder) embedded
 //! in the binary at compile time. No build step, no CDN.
 //!
 //! The console itself is public: it holds no data. It signs in with the API
@@ -22,7 +22,7 @@ use axum::routing::get;
 use super::AppState;
 use super::error::ApiError;
 
-/// Embeds the listed files of `host/console/` as `(path, bytes)`.
+/// Embeds the listed files of `host/api/console/` as `(path, bytes)`.
 macro_rules! assets {
     ($($path:literal),* $(,)?) => {
         &[$(($path, include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/console/", $path)) as &[u8])),*]
@@ -166,7 +166,10 @@ mod tests {
         let mut on_disk = Vec::new();
         files_under(&console_dir(), &console_dir(), &mut on_disk);
         for file in &on_disk {
-            assert!(find(file).is_some(), "host/console/{file} is not in ASSETS");
+            assert!(
+                find(file).is_some(),
+                "host/api/console/{file} is not in ASSETS"
+            );
         }
         assert_eq!(
             on_disk.len(),

@@ -68,7 +68,7 @@ impl HttpMetrics {
             .inc();
     }
 
-    pub(super) fn register(&self, r: &mut Registry) {
+    pub(crate) fn register(&self, r: &mut Registry) {
         r.register(
             "switchboard_http_requests",
             "HTTP requests answered, by method, route template and status",

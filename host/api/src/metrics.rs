@@ -5,6 +5,7 @@
 //! `--metrics-listen` serves it on a second address without a token, for
 //! scrapers on a private network ([`standalone`]).
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use axum::Router;
@@ -15,8 +16,58 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
 use super::AppState;
-use crate::metrics::http::UNMATCHED_ROUTE;
-use crate::metrics::{CONTENT_TYPE, Metrics};
+use prometheus_client::registry::Registry;
+
+use crate::http_metrics::{HttpMetrics, UNMATCHED_ROUTE};
+
+/// The content type of the exposition.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// The gateway's metrics registry, as every part registered its own metrics
+/// into it, and the HTTP metrics this crate records; cheap to clone.
+#[derive(Clone)]
+pub struct Metrics {
+    registry: Arc<Registry>,
+    http: HttpMetrics,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+impl Metrics {
+    /// A registry with the HTTP metrics first, then whatever `register_others`
+    /// registers: the composition root has every other part register its own
+    /// metrics there, so this crate knows none of them.
+    pub fn new(register_others: impl FnOnce(&mut Registry)) -> Self {
+        let mut registry = Registry::default();
+        let http = HttpMetrics::default();
+        http.register(&mut registry);
+        register_others(&mut registry);
+        Self {
+            registry: Arc::new(registry),
+            http,
+        }
+    }
+
+    /// The HTTP request metrics (the API middleware records into them).
+    pub fn http(&self) -> &HttpMetrics {
+        &self.http
+    }
+
+    /// The exposition text, ending in `# EOF`.
+    pub fn render(&self) -> String {
+        let mut out = String::with_capacity(16 * 1024);
+        // Writing into a String cannot fail; an encoder error would be a bug
+        // in a collector, and the text up to it is still worth serving.
+        if let Err(e) = prometheus_client::encoding::text::encode(&mut out, &self.registry) {
+            tracing::error!(error = %e, "could not encode the metrics");
+        }
+        out
+    }
+}
 
 /// `/metrics` on the main listener (the caller adds authentication).
 pub fn routes() -> Router<AppState> {
@@ -41,8 +92,8 @@ pub fn standalone(metrics: Metrics) -> Router {
     tag = "health",
     summary = "Prometheus metrics (text exposition format)",
     responses(
-        (status = 200, description = "Prometheus text format.", content_type = "text/plain", body = String),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, description = "Prometheus metrics in the OpenMetrics text format.", content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8", body = String),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn scrape_app(State(state): State<AppState>) -> Response {

@@ -99,8 +99,8 @@ impl StreamFilter {
     description = "Each envelope is one SSE event named after the envelope's `event`, whose data is the envelope JSON (see `AnyEvent`). A receiver that falls behind gets `event: lagged` with `data: {\"missed\": n}` and goes on. Keep-alive comments every 15 s.",
     params(StreamQuery),
     responses(
-        (status = 200, description = "A `text/event-stream`; each event's `data` is an envelope.", content_type = "text/event-stream", body = crate::api::openapi::StreamEvent),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, description = "A `text/event-stream`; each event's `data` is an envelope.", content_type = "text/event-stream", body = crate::openapi::StreamEvent),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn stream_events(

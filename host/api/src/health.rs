@@ -30,7 +30,7 @@ pub fn routes() -> Router<AppState> {
     summary = "Liveness: the process serves HTTP",
     security(()),
     responses(
-        (status = 200, description = "Alive.", body = crate::api::openapi::answers::Live),
+        (status = 200, description = "Alive.", body = crate::openapi::answers::Live),
     )
 )]
 async fn livez() -> Json<serde_json::Value> {
@@ -63,8 +63,8 @@ fn checks(state: &AppState) -> Vec<(&'static str, bool)> {
     summary = "Readiness: the store answers and the background workers run",
     security(()),
     responses(
-        (status = 200, description = "Ready.", body = crate::api::openapi::answers::Ready),
-        (status = 503, description = "Not ready; `reason` names the first failing check.", body = crate::api::openapi::answers::Ready),
+        (status = 200, description = "Ready.", body = crate::openapi::answers::Ready),
+        (status = 503, description = "Not ready; `reason` names the first failing check.", body = crate::openapi::answers::Ready),
     )
 )]
 async fn readyz(State(state): State<AppState>) -> impl IntoResponse {

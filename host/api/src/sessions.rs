@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::AppState;
 use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath, MaybeJson};
-use crate::sessions::{NewSession, SessionInfo};
+use switchboard_runtime::sessions::{NewSession, SessionInfo};
 
 /// The session routes.
 pub fn routes() -> Router<AppState> {
@@ -101,7 +101,7 @@ impl From<SessionInfo> for SessionOut {
     request_body(content = Option<CreateSessionIn>, description = "Optional; every field may be left out."),
     responses(
         (status = 201, description = "Created.", body = SessionOut),
-        crate::api::openapi::common::ApiErrors,
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn create(
@@ -125,8 +125,8 @@ async fn create(
     tag = "sessions",
     summary = "List sessions",
     responses(
-        (status = 200, body = crate::api::openapi::answers::SessionList),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::SessionList),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn list(State(state): State<AppState>) -> ApiResult<Json<Value>> {
@@ -142,10 +142,10 @@ async fn list(State(state): State<AppState>) -> ApiResult<Json<Value>> {
     operation_id = "sessions_get_one",
     tag = "sessions",
     summary = "Get a session",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     responses(
         (status = 200, body = SessionOut),
-        crate::api::openapi::common::ApiErrors,
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn get_one(
@@ -162,10 +162,10 @@ async fn get_one(
     operation_id = "sessions_status",
     tag = "sessions",
     summary = "A session with its webhooks' delivery health",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     responses(
-        (status = 200, body = crate::api::openapi::answers::SessionStatusOut),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::SessionStatusOut),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn status(
@@ -199,10 +199,10 @@ async fn status(
     operation_id = "sessions_delete",
     tag = "sessions",
     summary = "Delete a session and everything stored for it",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     responses(
-        (status = 200, body = crate::api::openapi::common::SuccessMessage),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::common::SuccessMessage),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn delete(
@@ -210,7 +210,7 @@ async fn delete(
     ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<Value>> {
     if !state.sessions.exists(&id) {
-        return Err(crate::sessions::SessionError::NotFound(id).into());
+        return Err(switchboard_runtime::sessions::SessionError::NotFound(id).into());
     }
     // Retire pending deliveries first, so none can dead-letter into the
     // session's rows after the cascade removed them.
@@ -227,10 +227,10 @@ async fn delete(
     operation_id = "sessions_connect",
     tag = "sessions",
     summary = "Connect (an unpaired session starts showing QR codes)",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     responses(
         (status = 200, body = SessionOut),
-        crate::api::openapi::common::ApiErrors,
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn connect(
@@ -246,10 +246,10 @@ async fn connect(
     operation_id = "sessions_disconnect",
     tag = "sessions",
     summary = "Disconnect, keeping the credentials",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     responses(
         (status = 200, body = SessionOut),
-        crate::api::openapi::common::ApiErrors,
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn disconnect(
@@ -265,10 +265,10 @@ async fn disconnect(
     operation_id = "sessions_logout",
     tag = "sessions",
     summary = "Log out: unlink the device and forget the credentials",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     responses(
         (status = 200, body = SessionOut),
-        crate::api::openapi::common::ApiErrors,
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn logout(
@@ -284,10 +284,10 @@ async fn logout(
     operation_id = "sessions_qr",
     tag = "sessions",
     summary = "The current QR code of a connecting, unpaired session",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     responses(
-        (status = 200, body = crate::api::openapi::answers::QrOut),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::QrOut),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn qr(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> ApiResult<Json<Value>> {
@@ -309,11 +309,11 @@ pub struct PairIn {
     operation_id = "sessions_pair",
     tag = "sessions",
     summary = "Pair by code instead of QR",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     request_body = PairIn,
     responses(
-        (status = 200, body = crate::api::openapi::answers::PairOut),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::PairOut),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn pair(
@@ -331,10 +331,10 @@ async fn pair(
     operation_id = "sessions_pause",
     tag = "sessions",
     summary = "Pause: stop sending and receiving, stay linked",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     responses(
-        (status = 200, body = crate::api::openapi::answers::PausedOut),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::PausedOut),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn pause(
@@ -351,10 +351,10 @@ async fn pause(
     operation_id = "sessions_resume",
     tag = "sessions",
     summary = "Resume a paused session",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     responses(
-        (status = 200, body = crate::api::openapi::answers::PausedOut),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::PausedOut),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn resume(

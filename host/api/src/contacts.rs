@@ -83,10 +83,10 @@ struct ListQuery {
     operation_id = "contacts_list",
     tag = "contacts",
     summary = "Search the session's contact directory",
-    params(crate::api::openapi::common::SessionPath, ListQuery),
+    params(crate::openapi::common::SessionPath, ListQuery),
     responses(
-        (status = 200, body = crate::api::openapi::answers::ContactPage),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::ContactPage),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn list(
@@ -123,11 +123,11 @@ struct CheckIn {
     operation_id = "contacts_check",
     tag = "contacts",
     summary = "Which phone numbers have an account",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     request_body = CheckIn,
     responses(
-        (status = 200, body = crate::api::openapi::answers::PhoneChecks),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::PhoneChecks),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn check(
@@ -169,11 +169,11 @@ struct InfoIn {
     operation_id = "contacts_info",
     tag = "contacts",
     summary = "A contact's info from the network",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     request_body = InfoIn,
     responses(
-        (status = 200, body = crate::network::contacts::ContactInfo),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = switchboard_runtime::network::contacts::ContactInfo),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn info(
@@ -194,10 +194,10 @@ async fn info(
     operation_id = "contacts_picture",
     tag = "contacts",
     summary = "A contact's profile picture",
-    params(crate::api::openapi::common::SessionJidPath),
+    params(crate::openapi::common::SessionJidPath),
     responses(
-        (status = 200, body = crate::network::contacts::ProfilePicture),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = switchboard_runtime::network::contacts::ProfilePicture),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn picture(
@@ -230,11 +230,11 @@ struct UsersIn {
     operation_id = "contacts_users",
     tag = "contacts",
     summary = "User info for several JIDs",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     request_body = UsersIn,
     responses(
-        (status = 200, body = crate::api::openapi::answers::UserInfos),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::UserInfos),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn users(

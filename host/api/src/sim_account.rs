@@ -14,8 +14,8 @@ use super::AppState;
 use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath, MaybeJson};
 use crate::domain::jid::{Jid, JidKind};
-use crate::network::sim::SimNetwork;
-use crate::store::SimAddressEntry;
+use switchboard_runtime::network::sim::SimNetwork;
+use switchboard_runtime::store::SimAddressEntry;
 
 /// The sim account routes.
 pub fn routes() -> Router<AppState> {
@@ -52,11 +52,11 @@ struct EntryIn {
     operation_id = "sim_put_entry",
     tag = "sim",
     summary = "Add or change an address-book entry of the account",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     request_body = EntryIn,
     responses(
-        (status = 201, body = crate::store::SimAddressEntry),
-        crate::api::openapi::common::ApiErrors,
+        (status = 201, body = switchboard_runtime::store::SimAddressEntry),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn put_entry(
@@ -105,10 +105,10 @@ async fn put_entry(
     operation_id = "sim_list_entries",
     tag = "sim",
     summary = "The account's address book",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     responses(
-        (status = 200, body = crate::api::openapi::answers::AddressBook),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::AddressBook),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn list_entries(
@@ -133,11 +133,11 @@ struct LockIn {
     operation_id = "sim_lock",
     tag = "sim",
     summary = "Lock the account, as the network would",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     request_body(content = Option<LockIn>, description = "Optional."),
     responses(
-        (status = 200, body = crate::api::openapi::answers::Locked),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::Locked),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn lock(
@@ -159,10 +159,10 @@ async fn lock(
     operation_id = "sim_spam_reports",
     tag = "sim",
     summary = "The spam reports the network received from the session",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     responses(
-        (status = 200, body = crate::api::openapi::answers::SpamReports),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::SpamReports),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn spam_reports(

@@ -14,7 +14,7 @@ use super::error::ApiResult;
 use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::groups::{group_path, known, operable, success, user_jids};
 use crate::domain::jid::Jid;
-use crate::network::NetworkSession;
+use switchboard_runtime::network::NetworkSession;
 
 /// Body of the participant and admin routes.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -43,11 +43,11 @@ fn participants_request(
     operation_id = "groups_add_participants",
     tag = "groups",
     summary = "Add participants",
-    params(crate::api::openapi::common::GroupPath),
+    params(crate::openapi::common::GroupPath),
     request_body = ParticipantsIn,
     responses(
-        (status = 200, body = crate::api::openapi::answers::ParticipantResults),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::ParticipantResults),
+        crate::openapi::common::ApiErrors,
     )
 )]
 pub(super) async fn add_participants(
@@ -66,11 +66,11 @@ pub(super) async fn add_participants(
     operation_id = "groups_remove_participants",
     tag = "groups",
     summary = "Remove participants",
-    params(crate::api::openapi::common::GroupPath),
+    params(crate::openapi::common::GroupPath),
     request_body = ParticipantsIn,
     responses(
-        (status = 200, body = crate::api::openapi::answers::ParticipantResults),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::ParticipantResults),
+        crate::openapi::common::ApiErrors,
     )
 )]
 pub(super) async fn remove_participants(
@@ -89,11 +89,11 @@ pub(super) async fn remove_participants(
     operation_id = "groups_promote",
     tag = "groups",
     summary = "Make participants admins",
-    params(crate::api::openapi::common::GroupPath),
+    params(crate::openapi::common::GroupPath),
     request_body = ParticipantsIn,
     responses(
-        (status = 200, body = crate::api::openapi::common::Success),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::common::Success),
+        crate::openapi::common::ApiErrors,
     )
 )]
 pub(super) async fn promote(
@@ -112,11 +112,11 @@ pub(super) async fn promote(
     operation_id = "groups_demote",
     tag = "groups",
     summary = "Take admin rights away",
-    params(crate::api::openapi::common::GroupPath),
+    params(crate::openapi::common::GroupPath),
     request_body = ParticipantsIn,
     responses(
-        (status = 200, body = crate::api::openapi::common::Success),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::common::Success),
+        crate::openapi::common::ApiErrors,
     )
 )]
 pub(super) async fn demote(
@@ -144,10 +144,10 @@ pub(super) struct InviteQuery {
     operation_id = "groups_invite_link",
     tag = "groups",
     summary = "The group's invite link (`reset=true` makes a new one)",
-    params(crate::api::openapi::common::GroupPath, InviteQuery),
+    params(crate::openapi::common::GroupPath, InviteQuery),
     responses(
-        (status = 200, body = crate::api::openapi::answers::InviteLink),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::InviteLink),
+        crate::openapi::common::ApiErrors,
     )
 )]
 pub(super) async fn invite_link(

@@ -16,9 +16,9 @@ use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath};
 use crate::domain::jid::{Jid, JidKind};
 use crate::domain::time::unix_now;
-use crate::network::InboundMessage;
-use crate::network::sim::{Faults, SimNetwork};
-use crate::store::SimUser;
+use switchboard_runtime::network::InboundMessage;
+use switchboard_runtime::network::sim::{Faults, SimNetwork};
+use switchboard_runtime::store::SimUser;
 
 /// The sim control routes.
 pub fn routes() -> Router<AppState> {
@@ -65,8 +65,8 @@ struct UserIn {
     summary = "Register an outside user of the simulated network",
     request_body = UserIn,
     responses(
-        (status = 201, body = crate::store::SimUser),
-        crate::api::openapi::common::ApiErrors,
+        (status = 201, body = switchboard_runtime::store::SimUser),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn register_user(
@@ -112,8 +112,8 @@ async fn register_user(
     tag = "sim",
     summary = "The registered outside users",
     responses(
-        (status = 200, body = crate::api::openapi::answers::SimUserList),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::SimUserList),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn list_users(State(state): State<AppState>) -> ApiResult<Json<Value>> {
@@ -128,10 +128,10 @@ async fn list_users(State(state): State<AppState>) -> ApiResult<Json<Value>> {
     operation_id = "sim_scan",
     tag = "sim",
     summary = "Scan the session's QR code, as a phone would",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     responses(
-        (status = 200, body = crate::api::openapi::answers::Scanned),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::Scanned),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn scan(
@@ -196,11 +196,11 @@ const MESSAGE_TYPES: &[&str] = &[
     operation_id = "sim_inbound",
     tag = "sim",
     summary = "Deliver an inbound message to a session",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     request_body = InboundIn,
     responses(
-        (status = 200, body = crate::api::openapi::answers::Injected),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::Injected),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn inbound(
@@ -350,11 +350,11 @@ fn parse_native_flow(v: Value) -> ApiResult<Value> {
     operation_id = "sim_set_faults",
     tag = "sim",
     summary = "Set a session's send, connect and app-state faults",
-    params(crate::api::openapi::common::SessionPath),
-    request_body = crate::network::sim::Faults,
+    params(crate::openapi::common::SessionPath),
+    request_body = switchboard_runtime::network::sim::Faults,
     responses(
-        (status = 200, body = crate::api::openapi::common::Success),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::common::Success),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn set_faults(
@@ -383,10 +383,10 @@ async fn set_faults(
     operation_id = "sim_clear_faults",
     tag = "sim",
     summary = "Clear a session's faults",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     responses(
-        (status = 200, body = crate::api::openapi::common::Success),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::common::Success),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn clear_faults(
@@ -403,10 +403,10 @@ async fn clear_faults(
     operation_id = "sim_outbox",
     tag = "sim",
     summary = "What the network received from a session",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     responses(
-        (status = 200, body = crate::api::openapi::answers::Outbox),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::Outbox),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn outbox(

@@ -12,9 +12,9 @@ use serde_json::{Value, json};
 use super::AppState;
 use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath, ApiQuery, Paging};
-use crate::blast::BlastError;
-use crate::blast::model::{BlastJob, JobStatus, RecipientStatus, Refusal};
-use crate::blast::plan::BlastRequest;
+use switchboard_runtime::blast::BlastError;
+use switchboard_runtime::blast::model::{BlastJob, JobStatus, RecipientStatus, Refusal};
+use switchboard_runtime::blast::plan::BlastRequest;
 
 /// The blast routes.
 pub fn routes() -> Router<AppState> {
@@ -96,11 +96,11 @@ fn jobs(jobs: &[BlastJob]) -> Json<Value> {
     operation_id = "blasts_create",
     tag = "blasts",
     summary = "Create a blast: one message to many recipients",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     request_body = BlastRequest,
     responses(
-        (status = 201, body = crate::api::openapi::answers::BlastCreated),
-        crate::api::openapi::common::ApiErrors,
+        (status = 201, body = crate::openapi::answers::BlastCreated),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn create(
@@ -126,10 +126,10 @@ async fn create(
     operation_id = "blasts_list_session",
     tag = "blasts",
     summary = "A session's blast jobs",
-    params(crate::api::openapi::common::SessionPath, JobQuery),
+    params(crate::openapi::common::SessionPath, JobQuery),
     responses(
-        (status = 200, body = crate::api::openapi::answers::BlastJobList),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::BlastJobList),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn list_session(
@@ -150,8 +150,8 @@ async fn list_session(
     summary = "Every blast job of the gateway",
     params(JobQuery),
     responses(
-        (status = 200, body = crate::api::openapi::answers::BlastJobList),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::BlastJobList),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn list_all(
@@ -173,10 +173,10 @@ async fn list_all(
     operation_id = "blasts_get_one",
     tag = "blasts",
     summary = "A blast job",
-    params(crate::api::openapi::common::BlastPath),
+    params(crate::openapi::common::BlastPath),
     responses(
-        (status = 200, body = crate::api::openapi::answers::BlastJobView),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::BlastJobView),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn get_one(
@@ -192,10 +192,10 @@ async fn get_one(
     operation_id = "blasts_recipients",
     tag = "blasts",
     summary = "A page of a job's recipients",
-    params(crate::api::openapi::common::BlastPath, RecipientQuery),
+    params(crate::openapi::common::BlastPath, RecipientQuery),
     responses(
-        (status = 200, body = crate::api::openapi::answers::BlastRecipientList),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::BlastRecipientList),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn recipients(
@@ -224,10 +224,10 @@ async fn recipients(
     operation_id = "blasts_cancel",
     tag = "blasts",
     summary = "Cancel a job",
-    params(crate::api::openapi::common::BlastPath),
+    params(crate::openapi::common::BlastPath),
     responses(
-        (status = 200, body = crate::api::openapi::answers::BlastJobView),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::BlastJobView),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn cancel(
@@ -243,10 +243,10 @@ async fn cancel(
     operation_id = "blasts_retry",
     tag = "blasts",
     summary = "Retry a job's dead-lettered and failed recipients",
-    params(crate::api::openapi::common::BlastPath),
+    params(crate::openapi::common::BlastPath),
     responses(
-        (status = 200, body = crate::api::openapi::answers::BlastJobView),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::BlastJobView),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn retry(

@@ -22,9 +22,9 @@ use crate::domain::group::{
     SettingsUpdate, check_description, check_subject,
 };
 use crate::domain::jid::{Jid, JidKind};
-use crate::network::NetworkSession;
-use crate::network::groups::{GroupError, NewGroup};
-use crate::sessions::SessionError;
+use switchboard_runtime::network::NetworkSession;
+use switchboard_runtime::network::groups::{GroupError, NewGroup};
+use switchboard_runtime::sessions::SessionError;
 
 /// The group routes.
 pub fn routes() -> Router<AppState> {
@@ -145,10 +145,10 @@ pub(super) fn user_jids(values: &[String], may_be_empty: bool) -> ApiResult<Vec<
     operation_id = "groups_list",
     tag = "groups",
     summary = "The groups the session's account is in",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     responses(
-        (status = 200, body = crate::api::openapi::answers::GroupList),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::GroupList),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn list(
@@ -178,11 +178,11 @@ struct CreateIn {
     operation_id = "groups_create",
     tag = "groups",
     summary = "Create a group",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     request_body = CreateIn,
     responses(
-        (status = 201, body = crate::api::openapi::answers::GroupCreated),
-        crate::api::openapi::common::ApiErrors,
+        (status = 201, body = crate::openapi::answers::GroupCreated),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn create(
@@ -215,10 +215,10 @@ async fn create(
     operation_id = "groups_get_group",
     tag = "groups",
     summary = "A group's summary",
-    params(crate::api::openapi::common::GroupPath),
+    params(crate::openapi::common::GroupPath),
     responses(
         (status = 200, body = crate::domain::group::Group),
-        crate::api::openapi::common::ApiErrors,
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn get_group(
@@ -237,10 +237,10 @@ async fn get_group(
     operation_id = "groups_info",
     tag = "groups",
     summary = "A group with its participants and settings",
-    params(crate::api::openapi::common::GroupPath),
+    params(crate::openapi::common::GroupPath),
     responses(
         (status = 200, body = crate::domain::group::GroupInfo),
-        crate::api::openapi::common::ApiErrors,
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn info(
@@ -270,11 +270,11 @@ struct SubjectIn {
     operation_id = "groups_subject",
     tag = "groups",
     summary = "Rename a group",
-    params(crate::api::openapi::common::GroupPath),
+    params(crate::openapi::common::GroupPath),
     request_body = SubjectIn,
     responses(
-        (status = 200, body = crate::api::openapi::common::Success),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::common::Success),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn subject(
@@ -313,11 +313,11 @@ struct DescriptionIn {
     operation_id = "groups_description",
     tag = "groups",
     summary = "Set or delete a group's description",
-    params(crate::api::openapi::common::GroupPath),
+    params(crate::openapi::common::GroupPath),
     request_body = DescriptionIn,
     responses(
-        (status = 200, body = crate::api::openapi::common::Success),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::common::Success),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn description(
@@ -348,11 +348,11 @@ async fn description(
     operation_id = "groups_settings",
     tag = "groups",
     summary = "Change a group's settings",
-    params(crate::api::openapi::common::GroupPath),
+    params(crate::openapi::common::GroupPath),
     request_body = SettingsUpdate,
     responses(
-        (status = 200, body = crate::api::openapi::common::Success),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::common::Success),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn settings(
@@ -373,10 +373,10 @@ async fn settings(
     operation_id = "groups_leave",
     tag = "groups",
     summary = "Leave a group",
-    params(crate::api::openapi::common::GroupPath),
+    params(crate::openapi::common::GroupPath),
     responses(
-        (status = 200, body = crate::api::openapi::common::Success),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::common::Success),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn leave(

@@ -1,5 +1,5 @@
 //! `/docs`: the interactive API reference (Swagger UI 5, vendored from the
-//! npm package `swagger-ui-dist` into `host/assets/swagger-ui/` with its
+//! npm package `swagger-ui-dist` into `host/api/assets/swagger-ui/` with its
 //! licence) and the small script that points it at the document. Every asset
 //! is compiled into the binary; the page loads nothing from elsewhere, and
 //! its Content-Security-Policy forbids it to.
@@ -9,7 +9,7 @@ use axum::http::header;
 use axum::response::{Html, IntoResponse};
 use axum::routing::get;
 
-use crate::api::AppState;
+use crate::AppState;
 
 const INDEX: &str = r#"<!doctype html>
 <html lang="en">
@@ -43,8 +43,8 @@ const INITIALIZER: &str = r##"window.onload = function () {
 };
 "##;
 
-const CSS: &str = include_str!("../../../assets/swagger-ui/swagger-ui.css");
-const BUNDLE: &str = include_str!("../../../assets/swagger-ui/swagger-ui-bundle.js");
+const CSS: &str = include_str!("../../assets/swagger-ui/swagger-ui.css");
+const BUNDLE: &str = include_str!("../../assets/swagger-ui/swagger-ui-bundle.js");
 
 /// Same-origin only: scripts, styles, fetches and images from this gateway
 /// (images also as `data:` URIs, which the stylesheet uses).

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::AppState;
 use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
-use crate::plugins::{BindingIn, PluginError, PluginView, Plugins};
+use switchboard_plugins::{BindingIn, PluginError, PluginView, Plugins};
 
 /// The plugin routes.
 pub fn routes() -> Router<AppState> {
@@ -87,7 +87,7 @@ fn non_empty(bytes: &Bytes) -> ApiResult<()> {
     request_body(content = Vec<u8>, content_type = "application/wasm", description = "The component's bytes (a WebAssembly component for wasm32-wasip2)."),
     responses(
         (status = 201, body = PluginView),
-        crate::api::openapi::common::ApiErrors,
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn upload(
@@ -107,8 +107,8 @@ async fn upload(
     tag = "plugins",
     summary = "Every plugin",
     responses(
-        (status = 200, body = crate::api::openapi::answers::PluginList),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::PluginList),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn list(State(state): State<AppState>) -> Json<Value> {
@@ -123,8 +123,8 @@ async fn list(State(state): State<AppState>) -> Json<Value> {
     tag = "plugins",
     summary = "The plugin directory and its manifests",
     responses(
-        (status = 200, body = crate::plugins::directory::DirectoryView),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = switchboard_plugins::directory::DirectoryView),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn directory(State(state): State<AppState>) -> Json<Value> {
@@ -137,10 +137,10 @@ async fn directory(State(state): State<AppState>) -> Json<Value> {
     operation_id = "plugins_get_one",
     tag = "plugins",
     summary = "A plugin",
-    params(crate::api::openapi::common::PluginPath),
+    params(crate::openapi::common::PluginPath),
     responses(
         (status = 200, body = PluginView),
-        crate::api::openapi::common::ApiErrors,
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn get_one(
@@ -156,11 +156,11 @@ async fn get_one(
     operation_id = "plugins_replace",
     tag = "plugins",
     summary = "Replace a plugin's component in place",
-    params(crate::api::openapi::common::PluginPath),
+    params(crate::openapi::common::PluginPath),
     request_body(content = Vec<u8>, content_type = "application/wasm", description = "The component's bytes (a WebAssembly component for wasm32-wasip2)."),
     responses(
         (status = 200, body = PluginView),
-        crate::api::openapi::common::ApiErrors,
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn replace(
@@ -179,10 +179,10 @@ async fn replace(
     operation_id = "plugins_remove",
     tag = "plugins",
     summary = "Delete a plugin and its bindings",
-    params(crate::api::openapi::common::PluginPath),
+    params(crate::openapi::common::PluginPath),
     responses(
-        (status = 200, body = crate::api::openapi::common::SuccessMessage),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::common::SuccessMessage),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn remove(
@@ -201,10 +201,10 @@ async fn remove(
     operation_id = "plugins_enable",
     tag = "plugins",
     summary = "Re-enable a quarantined plugin",
-    params(crate::api::openapi::common::PluginPath),
+    params(crate::openapi::common::PluginPath),
     responses(
         (status = 200, body = PluginView),
-        crate::api::openapi::common::ApiErrors,
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn enable(
@@ -222,8 +222,8 @@ async fn enable(
     summary = "Bind a plugin to a hook",
     request_body = BindingIn,
     responses(
-        (status = 201, body = crate::plugins::model::Binding),
-        crate::api::openapi::common::ApiErrors,
+        (status = 201, body = switchboard_plugins::model::Binding),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn create_binding(
@@ -241,8 +241,8 @@ async fn create_binding(
     tag = "plugins",
     summary = "Every binding",
     responses(
-        (status = 200, body = crate::api::openapi::answers::BindingList),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::BindingList),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn list_bindings(State(state): State<AppState>) -> ApiResult<Json<Value>> {
@@ -256,11 +256,11 @@ async fn list_bindings(State(state): State<AppState>) -> ApiResult<Json<Value>> 
     operation_id = "plugins_update_binding",
     tag = "plugins",
     summary = "Replace a binding",
-    params(crate::api::openapi::common::PluginPath),
+    params(crate::openapi::common::PluginPath),
     request_body = BindingIn,
     responses(
-        (status = 200, body = crate::plugins::model::Binding),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = switchboard_plugins::model::Binding),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn update_binding(
@@ -277,10 +277,10 @@ async fn update_binding(
     operation_id = "plugins_delete_binding",
     tag = "plugins",
     summary = "Delete a binding",
-    params(crate::api::openapi::common::PluginPath),
+    params(crate::openapi::common::PluginPath),
     responses(
-        (status = 200, body = crate::api::openapi::common::SuccessMessage),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::common::SuccessMessage),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn delete_binding(

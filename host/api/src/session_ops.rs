@@ -14,7 +14,9 @@ use super::contacts::{account_jid, checked_list};
 use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath};
 use crate::domain::jid::{Jid, JidKind};
-use crate::network::account::{Collection, ResyncMode, ResyncSummary, SpamFlow, SpamReport};
+use switchboard_runtime::network::account::{
+    Collection, ResyncMode, ResyncSummary, SpamFlow, SpamReport,
+};
 
 /// The session-operation routes. `tctoken/list` and `tctoken/expired` are
 /// literal segments and win over `tctoken/{jid}`.
@@ -115,11 +117,11 @@ fn spam_report(b: SpamIn) -> ApiResult<SpamReport> {
     operation_id = "session_ops_report_spam",
     tag = "session-ops",
     summary = "Report a message as spam",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     request_body = SpamIn,
     responses(
-        (status = 200, body = crate::api::openapi::answers::SpamReported),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::SpamReported),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn report_spam(
@@ -148,11 +150,11 @@ struct IssueIn {
     operation_id = "session_ops_issue_tokens",
     tag = "session-ops",
     summary = "Issue trust tokens to contacts",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     request_body = IssueIn,
     responses(
-        (status = 200, body = crate::api::openapi::answers::IssuedTokens),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::IssuedTokens),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn issue_tokens(
@@ -173,10 +175,10 @@ async fn issue_tokens(
     operation_id = "session_ops_get_token",
     tag = "session-ops",
     summary = "The trust token held from a contact",
-    params(crate::api::openapi::common::SessionJidPath),
+    params(crate::openapi::common::SessionJidPath),
     responses(
-        (status = 200, body = crate::api::openapi::answers::TokenLookup),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::TokenLookup),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn get_token(
@@ -210,10 +212,10 @@ async fn get_token(
     operation_id = "session_ops_list_tokens",
     tag = "session-ops",
     summary = "The JIDs the session holds a trust token from",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     responses(
-        (status = 200, body = crate::api::openapi::answers::TokenJids),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::TokenJids),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn list_tokens(
@@ -230,10 +232,10 @@ async fn list_tokens(
     operation_id = "session_ops_prune_tokens",
     tag = "session-ops",
     summary = "Remove expired trust tokens",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     responses(
-        (status = 200, body = crate::api::openapi::answers::TokensPruned),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::TokensPruned),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn prune_tokens(
@@ -250,10 +252,10 @@ async fn prune_tokens(
     operation_id = "session_ops_get_reconnect",
     tag = "session-ops",
     summary = "Auto-reconnect state",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     responses(
-        (status = 200, body = crate::sessions::reconnect::ReconnectStatus),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = switchboard_runtime::sessions::reconnect::ReconnectStatus),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn get_reconnect(
@@ -277,11 +279,11 @@ struct ReconnectIn {
     operation_id = "session_ops_set_reconnect",
     tag = "session-ops",
     summary = "Turn auto-reconnect on or off",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     request_body = ReconnectIn,
     responses(
-        (status = 200, body = crate::sessions::reconnect::ReconnectStatus),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = switchboard_runtime::sessions::reconnect::ReconnectStatus),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn set_reconnect(
@@ -299,10 +301,10 @@ async fn set_reconnect(
     operation_id = "session_ops_get_history_sync",
     tag = "session-ops",
     summary = "Whether history sync is skipped",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     responses(
-        (status = 200, body = crate::api::openapi::answers::HistorySync),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::HistorySync),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn get_history_sync(
@@ -327,11 +329,11 @@ struct HistorySyncIn {
     operation_id = "session_ops_set_history_sync",
     tag = "session-ops",
     summary = "Skip history sync or not",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     request_body = HistorySyncIn,
     responses(
-        (status = 200, body = crate::api::openapi::answers::HistorySync),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::HistorySync),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn set_history_sync(
@@ -394,11 +396,11 @@ fn resync_request(b: &ResyncIn) -> ApiResult<(Vec<Collection>, ResyncMode)> {
     operation_id = "session_ops_resync",
     tag = "session-ops",
     summary = "Resync app-state collections",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     request_body = ResyncIn,
     responses(
-        (status = 200, body = crate::network::account::ResyncSummary),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = switchboard_runtime::network::account::ResyncSummary),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn resync(
@@ -418,7 +420,7 @@ async fn resync(
     let outcomes = match client.resync_app_state(&collections, mode).await {
         Ok(o) => o,
         // The connection went away between the check and the fetch.
-        Err(crate::network::NetworkError::NotConnected) => {
+        Err(switchboard_runtime::network::NetworkError::NotConnected) => {
             return Err(ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "no_live_client",

@@ -11,9 +11,9 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use crate::domain::send::FieldError;
-use crate::network::NetworkError;
-use crate::sessions::SessionError;
-use crate::store::StoreError;
+use switchboard_runtime::network::NetworkError;
+use switchboard_runtime::sessions::SessionError;
+use switchboard_runtime::store::StoreError;
 
 /// An error answer of the API.
 #[derive(Debug, Clone)]

@@ -12,9 +12,9 @@ use serde_json::{Value, json};
 use super::AppState;
 use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath};
-use crate::sessions::SessionError;
-use crate::webhooks::NewWebhook;
-use crate::webhooks::model::{DlqEntry, Webhook};
+use switchboard_runtime::sessions::SessionError;
+use switchboard_runtime::webhooks::NewWebhook;
+use switchboard_runtime::webhooks::model::{DlqEntry, Webhook};
 
 /// The webhook routes.
 pub fn routes() -> Router<AppState> {
@@ -83,11 +83,11 @@ impl From<Webhook> for WebhookOut {
     operation_id = "webhooks_register",
     tag = "webhooks",
     summary = "Register a webhook",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     request_body = RegisterIn,
     responses(
-        (status = 201, body = crate::api::openapi::answers::WebhookCreated),
-        crate::api::openapi::common::ApiErrors,
+        (status = 201, body = crate::openapi::answers::WebhookCreated),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn register(
@@ -121,10 +121,10 @@ async fn register(
     operation_id = "webhooks_list",
     tag = "webhooks",
     summary = "A session's webhooks",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     responses(
-        (status = 200, body = crate::api::openapi::answers::WebhookList),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::WebhookList),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn list(
@@ -147,10 +147,10 @@ async fn list(
     operation_id = "webhooks_remove",
     tag = "webhooks",
     summary = "Delete a webhook",
-    params(crate::api::openapi::common::WebhookPath),
+    params(crate::openapi::common::WebhookPath),
     responses(
-        (status = 200, body = crate::api::openapi::common::SuccessMessage),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::common::SuccessMessage),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn remove(
@@ -170,10 +170,10 @@ async fn remove(
     operation_id = "webhooks_enable",
     tag = "webhooks",
     summary = "Re-enable a webhook (ends a suspension of its URL)",
-    params(crate::api::openapi::common::WebhookPath),
+    params(crate::openapi::common::WebhookPath),
     responses(
-        (status = 200, body = crate::api::openapi::common::SuccessMessage),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::common::SuccessMessage),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn enable(
@@ -226,10 +226,10 @@ impl From<DlqEntry> for DlqOut {
     operation_id = "webhooks_list_dlq",
     tag = "webhooks",
     summary = "The dead-lettered deliveries of a session",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     responses(
-        (status = 200, body = crate::api::openapi::answers::DlqList),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::DlqList),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn list_dlq(
@@ -252,10 +252,10 @@ async fn list_dlq(
     operation_id = "webhooks_replay",
     tag = "webhooks",
     summary = "Replay a dead-lettered delivery",
-    params(crate::api::openapi::common::DlqPath),
+    params(crate::openapi::common::DlqPath),
     responses(
-        (status = 200, body = crate::api::openapi::common::SuccessMessage),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::common::SuccessMessage),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn replay(
@@ -269,9 +269,9 @@ async fn replay(
     ))
 }
 
-impl From<crate::webhooks::WebhookError> for ApiError {
-    fn from(e: crate::webhooks::WebhookError) -> Self {
-        use crate::webhooks::WebhookError as W;
+impl From<switchboard_runtime::webhooks::WebhookError> for ApiError {
+    fn from(e: switchboard_runtime::webhooks::WebhookError) -> Self {
+        use switchboard_runtime::webhooks::WebhookError as W;
         let msg = e.to_string();
         match e {
             W::Invalid { .. } => ApiError::bad_request("invalid_field", msg),

@@ -10,6 +10,7 @@ pub mod extract;
 mod group_members;
 mod groups;
 mod health;
+pub mod http_metrics;
 mod messages;
 pub mod metrics;
 pub mod openapi;
@@ -27,6 +28,8 @@ mod webhooks;
 
 use std::sync::Arc;
 
+use switchboard_domain as domain;
+
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
@@ -34,17 +37,17 @@ use axum::middleware::{from_fn, from_fn_with_state};
 use tokio_util::sync::CancellationToken;
 use tower_http::trace::TraceLayer;
 
-use crate::blast::Blasts;
-use crate::events::EventBus;
-use crate::messages::SendCore;
 use crate::metrics::Metrics;
-use crate::network::sim::SimNetwork;
-use crate::plugins::Plugins;
-use crate::scheduler::Scheduler;
-use crate::sessions::Sessions;
-use crate::store::Store;
-use crate::webhooks::Webhooks;
 use error::ApiError;
+use switchboard_plugins::Plugins;
+use switchboard_runtime::blast::Blasts;
+use switchboard_runtime::events::EventBus;
+use switchboard_runtime::messages::SendCore;
+use switchboard_runtime::network::sim::SimNetwork;
+use switchboard_runtime::scheduler::Scheduler;
+use switchboard_runtime::sessions::Sessions;
+use switchboard_runtime::store::Store;
+use switchboard_runtime::webhooks::Webhooks;
 
 /// What every handler can reach: [`Services`] behind one `Arc`, because
 /// axum clones the state for every extractor and middleware of every request

@@ -15,9 +15,9 @@ use super::error::{ApiError, ApiResult};
 use super::extract::{ApiPath, ApiQuery, Paging};
 use crate::domain::send::SendRequest;
 use crate::domain::time::{iso8601, parse_iso8601, unix_now};
-use crate::scheduler::ScheduleError;
-use crate::scheduler::model::{ScheduledSend, ScheduledStatus};
-use crate::sessions::SessionError;
+use switchboard_runtime::scheduler::ScheduleError;
+use switchboard_runtime::scheduler::model::{ScheduledSend, ScheduledStatus};
+use switchboard_runtime::sessions::SessionError;
 
 /// The scheduled-send routes.
 pub fn routes() -> Router<AppState> {
@@ -167,10 +167,10 @@ fn page(sends: Vec<ScheduledSend>, limit: usize, offset: usize) -> Json<Value> {
     operation_id = "scheduled_list",
     tag = "scheduled",
     summary = "A session's scheduled sends",
-    params(crate::api::openapi::common::SessionPath, ListQuery),
+    params(crate::openapi::common::SessionPath, ListQuery),
     responses(
-        (status = 200, body = crate::api::openapi::answers::ScheduledList),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::ScheduledList),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn list(
@@ -199,8 +199,8 @@ async fn list(
     summary = "Every scheduled send of the gateway",
     params(ListQuery),
     responses(
-        (status = 200, body = crate::api::openapi::answers::ScheduledList),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::ScheduledList),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn list_all(
@@ -220,10 +220,10 @@ async fn list_all(
     operation_id = "scheduled_get_one",
     tag = "scheduled",
     summary = "A scheduled send",
-    params(crate::api::openapi::common::ScheduledPath),
+    params(crate::openapi::common::ScheduledPath),
     responses(
         (status = 200, body = ScheduledOut),
-        crate::api::openapi::common::ApiErrors,
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn get_one(
@@ -240,10 +240,10 @@ async fn get_one(
     operation_id = "scheduled_cancel",
     tag = "scheduled",
     summary = "Cancel a scheduled send",
-    params(crate::api::openapi::common::ScheduledPath),
+    params(crate::openapi::common::ScheduledPath),
     responses(
         (status = 200, body = ScheduledOut),
-        crate::api::openapi::common::ApiErrors,
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn cancel(

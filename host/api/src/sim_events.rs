@@ -47,11 +47,11 @@ fn allowed() -> String {
     tag = "sim",
     summary = "Deliver a network-side event to a session",
     description = "`data` must fit the event's `<Event>Data` schema.",
-    params(crate::api::openapi::common::SessionPath),
+    params(crate::openapi::common::SessionPath),
     request_body = EventIn,
     responses(
-        (status = 200, body = crate::api::openapi::answers::EventInjected),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::EventInjected),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn inject(

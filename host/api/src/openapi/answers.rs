@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::api::sessions::SessionOut;
 use crate::domain::message::MessageRecord;
+use crate::sessions::SessionOut;
 
 /// `GET /livez`.
 #[derive(Serialize, ToSchema)]
@@ -174,7 +174,7 @@ pub struct BlastCreated {
     /// Recipients dropped as duplicates.
     pub skipped_dup: usize,
     /// `pending` (or `running`).
-    pub status: crate::blast::model::JobStatus,
+    pub status: switchboard_runtime::blast::model::JobStatus,
 }
 
 /// A blast job as the API shows it.
@@ -187,9 +187,9 @@ pub struct BlastJobView {
     /// The send kind, or a plugin's blast endpoint.
     pub endpoint: String,
     /// Where the job is.
-    pub status: crate::blast::model::JobStatus,
+    pub status: switchboard_runtime::blast::model::JobStatus,
     /// Pacing and retry options.
-    pub options: crate::blast::model::BlastOptions,
+    pub options: switchboard_runtime::blast::model::BlastOptions,
     /// Recipients in the job.
     pub total: u64,
     /// Sent.
@@ -227,7 +227,7 @@ pub struct BlastRecipientView {
     /// The recipient's JID.
     pub recipient: String,
     /// Where it is.
-    pub status: crate::blast::model::RecipientStatus,
+    pub status: switchboard_runtime::blast::model::RecipientStatus,
     /// Attempts made.
     pub attempts: u32,
     /// The last failure.
@@ -251,7 +251,7 @@ pub struct BlastRecipientList {
 #[derive(Serialize, ToSchema)]
 pub struct ScheduledList {
     /// The page of scheduled sends.
-    pub scheduled: Vec<crate::api::scheduled::ScheduledOut>,
+    pub scheduled: Vec<crate::scheduled::ScheduledOut>,
     /// Sends on this page.
     pub count: usize,
     /// The page size used.
@@ -295,7 +295,7 @@ pub struct PhoneChecks {
 #[derive(Serialize, ToSchema)]
 pub struct UserInfos {
     /// One entry per JID.
-    pub users: Vec<crate::network::contacts::UserInfo>,
+    pub users: Vec<switchboard_runtime::network::contacts::UserInfo>,
 }
 
 /// `POST …/spam/report`.
@@ -311,7 +311,7 @@ pub struct SpamReported {
 #[derive(Serialize, ToSchema)]
 pub struct IssuedTokens {
     /// One token per JID.
-    pub tokens: Vec<crate::network::account::IssuedToken>,
+    pub tokens: Vec<switchboard_runtime::network::account::IssuedToken>,
 }
 
 /// `GET …/tctoken/{jid}`.
@@ -367,7 +367,7 @@ pub struct WebhookCreated {
 #[derive(Serialize, ToSchema)]
 pub struct WebhookList {
     /// The session's webhooks.
-    pub webhooks: Vec<crate::api::webhooks::WebhookOut>,
+    pub webhooks: Vec<crate::webhooks::WebhookOut>,
     /// How many.
     pub count: usize,
 }
@@ -376,7 +376,7 @@ pub struct WebhookList {
 #[derive(Serialize, ToSchema)]
 pub struct DlqList {
     /// Dead-lettered deliveries.
-    pub entries: Vec<crate::api::webhooks::DlqOut>,
+    pub entries: Vec<crate::webhooks::DlqOut>,
     /// How many.
     pub count: usize,
 }
@@ -387,7 +387,7 @@ pub struct PluginList {
     /// How many.
     pub count: usize,
     /// Every plugin.
-    pub plugins: Vec<crate::plugins::PluginView>,
+    pub plugins: Vec<switchboard_plugins::PluginView>,
 }
 
 /// `GET /api/v1/plugins/bindings`.
@@ -396,14 +396,14 @@ pub struct BindingList {
     /// How many.
     pub count: usize,
     /// Every binding.
-    pub bindings: Vec<crate::plugins::model::Binding>,
+    pub bindings: Vec<switchboard_plugins::model::Binding>,
 }
 
 /// `GET /api/v1/sim/users`.
 #[derive(Serialize, ToSchema)]
 pub struct SimUserList {
     /// The registered outside users.
-    pub users: Vec<crate::store::SimUser>,
+    pub users: Vec<switchboard_runtime::store::SimUser>,
     /// How many.
     pub count: usize,
 }
@@ -430,7 +430,7 @@ pub struct Injected {
 #[derive(Serialize, ToSchema)]
 pub struct Outbox {
     /// What the network received from the session, oldest first.
-    pub messages: Vec<crate::store::OutboxEntry>,
+    pub messages: Vec<switchboard_runtime::store::OutboxEntry>,
     /// How many.
     pub count: usize,
 }
@@ -439,7 +439,7 @@ pub struct Outbox {
 #[derive(Serialize, ToSchema)]
 pub struct AddressBook {
     /// The account's address book.
-    pub entries: Vec<crate::store::SimAddressEntry>,
+    pub entries: Vec<switchboard_runtime::store::SimAddressEntry>,
     /// How many.
     pub count: usize,
 }
@@ -457,7 +457,7 @@ pub struct Locked {
 #[derive(Serialize, ToSchema)]
 pub struct SpamReports {
     /// Reports the network received from the session.
-    pub reports: Vec<crate::network::account::SpamReport>,
+    pub reports: Vec<switchboard_runtime::network::account::SpamReport>,
     /// How many.
     pub count: usize,
 }

@@ -29,12 +29,12 @@ pub fn routes() -> Router<AppState> {
     tag = "messages",
     summary = "Send a message of one kind, now or at `send_at`",
     description = "The body's shape depends on `kind` (one of the `Send*` schemas); every body has `to` and may have `send_at` (ISO-8601): a future `send_at` stores the send and answers 202.",
-    params(crate::api::openapi::common::SendPath),
-    request_body(content = crate::api::openapi::send_bodies::SendBody, description = "The body of the kind named in the path."),
+    params(crate::openapi::common::SendPath),
+    request_body(content = crate::openapi::send_bodies::SendBody, description = "The body of the kind named in the path."),
     responses(
-        (status = 200, description = "Sent.", body = crate::api::openapi::answers::SentOut),
-        (status = 202, description = "Scheduled for `send_at`.", body = crate::api::openapi::answers::ScheduledAccepted),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, description = "Sent.", body = crate::openapi::answers::SentOut),
+        (status = 202, description = "Scheduled for `send_at`.", body = crate::openapi::answers::ScheduledAccepted),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn send(
@@ -53,7 +53,7 @@ async fn send(
         )
     })?;
     if !state.sessions.exists(&id) {
-        return Err(crate::sessions::SessionError::NotFound(id).into());
+        return Err(switchboard_runtime::sessions::SessionError::NotFound(id).into());
     }
     if let Some(send_at) = scheduled::future_send_at(&body)? {
         let request = SendRequest::from_json(kind, body.clone())?;
@@ -77,10 +77,10 @@ async fn send(
     operation_id = "messages_list",
     tag = "messages",
     summary = "A session's stored messages, newest first",
-    params(crate::api::openapi::common::SessionPath, crate::api::extract::Paging),
+    params(crate::openapi::common::SessionPath, crate::extract::Paging),
     responses(
-        (status = 200, body = crate::api::openapi::answers::MessageList),
-        crate::api::openapi::common::ApiErrors,
+        (status = 200, body = crate::openapi::answers::MessageList),
+        crate::openapi::common::ApiErrors,
     )
 )]
 async fn list(
@@ -89,7 +89,7 @@ async fn list(
     ApiQuery(paging): ApiQuery<Paging>,
 ) -> ApiResult<Json<Value>> {
     if !state.sessions.exists(&id) {
-        return Err(crate::sessions::SessionError::NotFound(id).into());
+        return Err(switchboard_runtime::sessions::SessionError::NotFound(id).into());
     }
     let (limit, offset) = paging.resolve();
     let messages = state.store.list_messages(&id, offset, limit)?;
