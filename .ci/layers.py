@@ -27,6 +27,8 @@ LAYERS = {
     # The network's and the store's types reach it through the runtime; the
     # plugin admin routes manage the plugin host itself.
     "switchboard-api": {"switchboard-domain", "switchboard-runtime", "switchboard-plugins"},
+    # An HTTP client of the API: no server crate beneath it.
+    "switchboard-cli": {"switchboard-domain"},
 }
 # The binary: configuration, composition, serving. It may use every layer.
 LAYERS["switchboard"] = set(LAYERS)

@@ -115,7 +115,7 @@ pub struct ServeArgs {
     #[arg(long, env = "SWITCHBOARD_METRICS_LISTEN")]
     pub metrics_listen: Option<SocketAddr>,
     /// Directory of the database and the generated API token.
-    #[arg(long, env = "SWITCHBOARD_DATA_DIR", default_value = "./data")]
+    #[arg(long, env = "SWITCHBOARD_DATA_DIR", default_value = crate::domain::data_dir::DEFAULT_DATA_DIR)]
     pub data_dir: PathBuf,
     /// Bearer token for /api/v1; when unset one is generated on first start and
     /// kept in <data-dir>/api-token (readable by the owner only).

@@ -19,7 +19,6 @@
 //! - [`metrics`]: Prometheus metrics; [`liveness`]: whether background workers run (`/readyz`)
 //! - [`cli`]: the command-line client (`switchboard sessions list`, …)
 
-pub mod cli;
 pub mod config;
 pub mod metrics;
 pub mod paths;
@@ -28,6 +27,7 @@ pub mod telemetry;
 pub mod token;
 
 pub use switchboard_api as api;
+pub use switchboard_cli as cli;
 pub use switchboard_domain as domain;
 pub use switchboard_network as network;
 pub use switchboard_plugins as plugins;

@@ -6,8 +6,7 @@ use std::path::{Path, PathBuf};
 
 use rand::Rng;
 
-/// The token file inside the data directory.
-pub const TOKEN_FILE: &str = "api-token";
+pub use crate::domain::data_dir::TOKEN_FILE;
 
 /// Where the token in use came from.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,6 +2,7 @@
 
 pub mod blast;
 pub mod contact;
+pub mod data_dir;
 pub mod event;
 pub mod event_data;
 pub mod group;

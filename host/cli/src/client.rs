@@ -8,6 +8,8 @@ use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
 use reqwest::{Method, RequestBuilder};
 use serde_json::Value;
 
+use switchboard_domain::data_dir::{DEFAULT_DATA_DIR, TOKEN_FILE};
+
 use super::Connection;
 
 /// Why a client command failed.
@@ -65,8 +67,8 @@ fn fallback_token() -> Option<String> {
     }
     let dir = std::env::var_os("SWITCHBOARD_DATA_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("./data"));
-    std::fs::read_to_string(dir.join(crate::token::TOKEN_FILE))
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR));
+    std::fs::read_to_string(dir.join(TOKEN_FILE))
         .ok()
         .map(|t| t.trim().to_owned())
         .filter(|t| !t.is_empty())
@@ -90,7 +92,9 @@ impl Api {
                 "--url `{base}` must be an http or https URL"
             )));
         }
-        crate::install_crypto_provider();
+        // rustls's `ring` backend as the process's provider (kept when one is
+        // already installed): reqwest is built without a provider of its own.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(conn.timeout_secs.max(1)))
             .user_agent(concat!("switchboard-cli/", env!("CARGO_PKG_VERSION")))
