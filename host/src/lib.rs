@@ -1,24 +1,25 @@
 //! Switchboard: a self-hosted HTTP gateway to sessions on a messaging network.
 //!
-//! The crate is a library with a thin binary (`main.rs`). [`server::start`] builds
-//! every part — the store, the networks, the session registry, the event bus and
-//! the HTTP API — and serves it; tests use the same entry point on `127.0.0.1:0`.
+//! This crate is the binary's library: configuration ([`config`], with the
+//! paths it names made absolute by [`paths`]), the one composition root
+//! ([`compose`]: every part assembled from a [`Config`] and wired), serving
+//! ([`server`]), the metrics registry every part registers into
+//! ([`metrics`]), the API token ([`token`]) and logging ([`telemetry`]).
+//! Tests and the benchmark start the gateway through [`start`] or assemble
+//! it through [`compose::assemble`], so they run the production wiring.
 //!
-//! Module map (only `api` knows HTTP, only `store` knows redb, only `network`
-//! knows a network backend):
-//! - [`domain`]: pure types (JIDs, send kinds, records, the event envelope)
-//! - [`api`]: axum routers, DTOs, the error type and authentication
-//! - [`store`]: the redb database, one file per aggregate
-//! - [`network`]: the [`network::Network`] seam and its backends
-//! - [`sessions`]: the session registry, lifecycle and intake of network events
-//! - [`messages`]: the one send core every outbound message goes through
-//! - [`scheduler`]: sends stored for a later `send_at` and the task that sends them
-//! - [`events`]: the event bus that fans envelopes out to subscribers
-//! - [`blast`]: paced bulk sends (blasts) and the one worker that sends them
-//! - [`plugins`]: sandboxed WebAssembly plugins (filters, transforms, blast endpoints)
-//! - [`metrics`]: Prometheus metrics; [`liveness`]: whether background workers run (`/readyz`)
-//! - [`cli`]: the command-line client (`switchboard sessions list`, …)
+//! The layers are crates of their own, each depending only on those below
+//! it (`.ci/layers.py` checks the edges), and are re-exported here:
+//! - [`domain`] (`switchboard-domain`): pure types and records, the plugin hook traits
+//! - [`store`] (`switchboard-store`): the redb database, one file per aggregate
+//! - [`network`] (`switchboard-network`): the [`network::Network`] seam, the sim and the `whatsapp` backend
+//! - [`plugins`] (`switchboard-plugins`): sandboxed WebAssembly plugins, implementing the hook traits
+//! - `switchboard-runtime`: [`sessions`], [`events`], [`messages`] (the send core),
+//!   [`scheduler`], [`blast`], [`webhooks`], [`liveness`]
+//! - [`api`] (`switchboard-api`): axum routers, the OpenAPI document, authentication, the console
+//! - [`cli`] (`switchboard-cli`): the command-line client (`switchboard sessions list`, …)
 
+pub mod compose;
 pub mod config;
 pub mod metrics;
 pub mod paths;

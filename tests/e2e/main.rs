@@ -40,7 +40,6 @@ mod plugins_support;
 mod plugins_swap;
 mod readme;
 mod reconnect;
-mod router_support;
 mod scheduled;
 mod scheduled_restart;
 mod scheduled_waiting;

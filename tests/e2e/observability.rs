@@ -12,7 +12,7 @@ use switchboard::Config;
 use switchboard_tests::{TOKEN, TestServer, eventually};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-use crate::router_support::App;
+use switchboard_tests::assembled::Assembled;
 
 /// The binary built from the host's `main.rs` (see tests/Cargo.toml).
 const BINARY: &str = env!("CARGO_BIN_EXE_switchboard-e2e");
@@ -124,7 +124,7 @@ async fn livez_and_readyz_answer_without_a_token_while_all_is_well() {
 
 #[tokio::test]
 async fn readyz_is_unavailable_while_a_background_worker_is_not_running() {
-    let app = App::build(true).await;
+    let app = Assembled::new(true).await;
     let base = app.serve().await;
     let get = |path: &str| {
         let url = format!("{base}{path}");
@@ -137,13 +137,13 @@ async fn readyz_is_unavailable_while_a_background_worker_is_not_running() {
     assert_eq!(body["checks"]["scheduler"], "down", "{body}");
     assert_eq!(body["checks"]["blast_worker"], "ok", "{body}");
 
-    app.start_scheduler();
+    app.gateway.start_workers();
     eventually("ready once the scheduler runs", || async {
         (get("/readyz").await.status == 200).then_some(())
     })
     .await;
 
-    app.stop_workers().await;
+    app.gateway.stop_workers().await;
     let body = get("/readyz").await.expect(503);
     assert_eq!(
         body["reason"], "blast_worker",

@@ -11,7 +11,7 @@ use serde_json::Value;
 use switchboard::api::openapi::inventory::RouteEntry;
 use switchboard_tests::TestServer;
 
-use crate::router_support::App;
+use switchboard_tests::assembled::Assembled;
 
 /// The operation keys of a path item (OpenAPI 3.1).
 const METHODS: [&str; 8] = [
@@ -58,7 +58,7 @@ async fn served_document(server: &TestServer) -> Value {
 async fn every_served_route_is_in_the_document() {
     let server = TestServer::start().await;
     let doc = served_document(&server).await;
-    let app = App::build(true).await;
+    let app = Assembled::new(true).await;
     let missing: Vec<_> = served(&app.routes())
         .difference(&documented(&doc))
         .cloned()
@@ -70,7 +70,7 @@ async fn every_served_route_is_in_the_document() {
 async fn every_documented_operation_is_served() {
     let server = TestServer::start().await;
     let doc = served_document(&server).await;
-    let app = App::build(true).await;
+    let app = Assembled::new(true).await;
     let extra: Vec<_> = documented(&doc)
         .difference(&served(&app.routes()))
         .cloned()
@@ -82,7 +82,7 @@ async fn every_documented_operation_is_served() {
 async fn without_the_sim_the_document_matches_the_router_and_has_no_sim_routes() {
     let with_sim = switchboard::api::openapi::document(true);
     let without = switchboard::api::openapi::document(false);
-    let app = App::build(false).await;
+    let app = Assembled::new(false).await;
     let (routes, docs) = (served(&app.routes()), documented(&without));
     let differ: Vec<_> = routes.symmetric_difference(&docs).collect();
     assert!(differ.is_empty(), "served xor documented: {differ:#?}");

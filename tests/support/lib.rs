@@ -1,6 +1,7 @@
 //! Test support: a real Switchboard server on `127.0.0.1:0` with a temporary
 //! data directory, and a real HTTP client that speaks to it.
 
+pub mod assembled;
 pub mod plugins;
 pub mod process;
 pub mod readme;

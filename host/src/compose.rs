@@ -1,0 +1,261 @@
+//! The one composition root: every part of the gateway assembled from a
+//! [`Config`], wired to the others, and the router built over them.
+//!
+//! The server (`server.rs`) serves what this assembles; tests and the
+//! benchmark assemble the gateway here too, so there is one wiring to get
+//! right. Order matters and is kept here only:
+//! 1. paths resolved, the store opened, the API token read or generated;
+//! 2. the plugin host, then the networks and the session registry;
+//! 3. webhook delivery and the scheduler subscribe to the event bus before
+//!    sessions are restored, so no `connected` event is missed;
+//! 4. sessions restored; then the blast worker starts (it first resolves
+//!    sends a stop interrupted, which needs the sessions attached);
+//! 5. the metrics registry, each part registering its own metrics;
+//! 6. [`Gateway::start_workers`] starts the scheduler's worker.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use axum::Router;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::api::{self, AppState, Services};
+use crate::blast::Blasts;
+use crate::config::Config;
+use crate::events::EventBus;
+use crate::messages::SendCore;
+use crate::metrics::{Metrics, Sources};
+use crate::network::Network;
+use crate::network::sim::SimNetwork;
+use crate::plugins::Plugins;
+use crate::scheduler::Scheduler;
+use crate::sessions::Sessions;
+use crate::store::Store;
+use crate::token::{self, TokenSource};
+use crate::webhooks::Webhooks;
+
+/// An assembled gateway: its parts wired, sessions restored, not yet serving.
+pub struct Gateway {
+    config: Config,
+    token: String,
+    token_source: TokenSource,
+    state: AppState,
+    metrics: Metrics,
+    restored: usize,
+    background_stop: CancellationToken,
+    tasks: TaskTracker,
+}
+
+/// Assembles the gateway from `config`: resolves its paths, opens the store,
+/// builds and wires every part and restores the sessions. The scheduler's
+/// worker starts with [`Gateway::start_workers`].
+pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
+    let config = config.resolve_paths()?;
+    tracing::info!(data_dir = %config.data_dir.display(), "using the data directory");
+    let store = Store::open(&config.data_dir).context("could not open the store")?;
+    let (token, token_source) = token::resolve(config.api_token.as_deref(), &config.data_dir)
+        .context("could not read or create the API token file")?;
+
+    let background_stop = CancellationToken::new();
+    let tasks = TaskTracker::new();
+    let events = EventBus::new();
+    let plugins = Plugins::start(store.clone(), config.plugins.clone(), &config.data_dir)
+        .context("could not start the plugin engine")?;
+    events.set_filter(Arc::new(plugins.clone()));
+    let sim = config.sim_enabled.then(|| {
+        SimNetwork::new(
+            store.clone(),
+            config.sim.clone(),
+            background_stop.clone(),
+            tasks.clone(),
+        )
+    });
+    let networks = networks(&config, &store, sim.as_ref())?;
+    let sessions = Sessions::new(
+        store.clone(),
+        events.clone(),
+        networks,
+        config.network.clone(),
+        config.reconnect.clone(),
+        background_stop.clone(),
+        tasks.clone(),
+    );
+    let webhooks = Webhooks::start(
+        store.clone(),
+        config.webhooks.clone(),
+        background_stop.clone(),
+        tasks.clone(),
+    )
+    .context("could not start webhook delivery")?;
+    webhooks.set_scoped_filter(Arc::new(plugins.clone()));
+    // Before serving: the directory's plugins are in place when the API answers.
+    plugins
+        .watch_directory(background_stop.clone(), &tasks)
+        .await;
+    events.add_subscriber(Arc::new(webhooks.clone()));
+    let send = SendCore::new(sessions.clone(), store.clone()).with_plugins(plugins.clone());
+    let scheduler = Scheduler::new(
+        store.clone(),
+        send.clone(),
+        sessions.clone(),
+        config.schedule.clone(),
+    );
+    // Subscribed before sessions are restored, so no `connected` is missed.
+    events.add_subscriber(scheduler.subscriber());
+    let restored = sessions
+        .restore()
+        .await
+        .context("could not restore sessions")?;
+    // After the restore: the worker first resolves sends a stop interrupted,
+    // which needs the sessions attached.
+    let blasts = Blasts::start(
+        store.clone(),
+        send.clone(),
+        sessions.clone(),
+        events.clone(),
+        config.blasts.clone(),
+        background_stop.clone(),
+        tasks.clone(),
+        Some(Arc::new(plugins.clone())),
+    );
+    events.add_subscriber(blasts.waker());
+    let metrics = crate::metrics::build(Sources {
+        store: store.clone(),
+        sessions: sessions.clone(),
+        events: events.clone(),
+        webhooks: webhooks.clone(),
+        blasts: blasts.clone(),
+        plugins: plugins.clone(),
+    });
+    let state = AppState::new(Services {
+        send,
+        scheduler,
+        blasts,
+        sessions,
+        store,
+        sim,
+        token: Arc::from(token.as_str()),
+        events,
+        // Also ends the event streams, so a graceful shutdown does not wait on them.
+        shutdown: CancellationToken::new(),
+        webhooks,
+        plugins,
+        metrics: metrics.clone(),
+    });
+    Ok(Gateway {
+        config,
+        token,
+        token_source,
+        state,
+        metrics,
+        restored,
+        background_stop,
+        tasks,
+    })
+}
+
+/// The networks this build and configuration offer; the default must be one.
+fn networks(
+    config: &Config,
+    store: &Store,
+    sim: Option<&SimNetwork>,
+) -> anyhow::Result<Vec<Arc<dyn Network>>> {
+    let mut networks: Vec<Arc<dyn Network>> = Vec::new();
+    if let Some(sim) = sim {
+        networks.push(Arc::new(sim.clone()));
+    }
+    #[cfg(feature = "whatsapp")]
+    networks.push(Arc::new(crate::network::whatsapp::WhatsAppNetwork::new(
+        store.clone(),
+        config.whatsapp.clone(),
+    )));
+    #[cfg(not(feature = "whatsapp"))]
+    let _ = store;
+    if !networks.iter().any(|n| n.name() == config.network) {
+        let available: Vec<_> = networks.iter().map(|n| n.name()).collect();
+        anyhow::bail!(
+            "the default network `{}` is not available in this build or configuration (available: {})",
+            config.network,
+            if available.is_empty() {
+                "none".to_owned()
+            } else {
+                available.join(", ")
+            }
+        );
+    }
+    Ok(networks)
+}
+
+impl Gateway {
+    /// Starts the background workers that are not running yet (the
+    /// scheduler's). The server calls it once the parts are assembled.
+    pub fn start_workers(&self) {
+        self.state
+            .scheduler
+            .start(self.background_stop.clone(), &self.tasks);
+    }
+
+    /// The router over this gateway's state, with the configured body limit.
+    pub fn router(&self) -> Router {
+        api::router(self.state.clone(), self.config.max_body_bytes)
+    }
+
+    /// What every handler reaches.
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    /// The configuration, its paths resolved.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The API token in use.
+    pub fn api_token(&self) -> &str {
+        &self.token
+    }
+
+    /// Where the token came from (generated now, read, or configured).
+    pub fn token_source(&self) -> &TokenSource {
+        &self.token_source
+    }
+
+    /// The metrics registry.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// How many sessions were restored.
+    pub fn restored(&self) -> usize {
+        self.restored
+    }
+
+    /// The token that ends the HTTP side: the graceful shutdown and the
+    /// event streams.
+    pub fn http_stop(&self) -> CancellationToken {
+        self.state.shutdown.clone()
+    }
+
+    /// Stops the background work and waits for it to end (sessions stay
+    /// attached; [`crate::server::Running::shutdown`] closes them first).
+    pub async fn stop_workers(&self) {
+        self.background_stop.cancel();
+        self.tasks.close();
+        self.tasks.wait().await;
+    }
+
+    /// Closes every session's connection, then stops the background work.
+    pub async fn shutdown(self) {
+        self.state.sessions.shutdown().await;
+        self.stop_workers().await;
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        // A gateway dropped without a shutdown (a test's) still stops its work.
+        self.background_stop.cancel();
+        self.state.shutdown.cancel();
+    }
+}
