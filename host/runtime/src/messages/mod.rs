@@ -3,6 +3,10 @@
 //! hands the validated request to the network, and stores the message record.
 //! Nothing else calls [`crate::network::NetworkSession::send`].
 
+mod failure;
+
+pub use failure::SendFailure;
+
 use std::sync::Arc;
 
 use crate::domain::hooks::MessageTransform;

@@ -1,49 +1,10 @@
-//! The scheduler's decisions as pure functions: what a failed send means,
-//! how long a due send may wait for its session, and how long to sleep.
+//! The scheduler's decisions as pure functions: how long a due send may
+//! wait for its session, and how long to sleep. What a failed send means is
+//! the send core's [`crate::messages::SendFailure`].
 
 use std::time::Duration;
 
 use crate::domain::time::iso8601;
-use crate::network::NetworkError;
-use crate::sessions::SessionError;
-
-/// What to do with a send that did not go out.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
-    /// The session cannot send now (paused, disconnected, not logged in):
-    /// wait for it, up to the configured limit.
-    Wait(String),
-    /// The network failed; a later attempt can succeed.
-    Retry(String),
-    /// It will never go out as it is.
-    Fail(String),
-    /// The session is gone (deleted); so are its scheduled sends.
-    Gone,
-}
-
-/// Classifies why the send core refused or failed a send.
-pub fn classify(err: &SessionError) -> Outcome {
-    let msg = err.to_string();
-    match err {
-        SessionError::NotFound(_) => Outcome::Gone,
-        SessionError::Paused(_)
-        | SessionError::WrongState(_)
-        | SessionError::Network(NetworkError::NotConnected) => Outcome::Wait(msg),
-        SessionError::Network(NetworkError::Failed(_)) | SessionError::Store(_) => {
-            Outcome::Retry(msg)
-        }
-        SessionError::Network(
-            NetworkError::Rejected(_)
-            | NetworkError::NotFound(_)
-            | NetworkError::InvalidState(_)
-            | NetworkError::NotSupported(_),
-        )
-        | SessionError::Invalid { .. }
-        | SessionError::AlreadyExists(_)
-        | SessionError::PhoneTaken(_)
-        | SessionError::RejectedByPlugin(_) => Outcome::Fail(msg),
-    }
-}
 
 /// Unix milliseconds of a Unix-seconds time (0 for times before the epoch).
 pub fn secs_to_ms(unix: i64) -> u64 {
@@ -98,27 +59,6 @@ pub fn sleep_for(next_due_ms: Option<u64>, now_ms: u64, cap: Duration) -> Durati
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_session_that_cannot_send_means_wait_and_a_network_failure_means_retry() {
-        let wait = [
-            SessionError::Paused("s".into()),
-            SessionError::WrongState("s is disconnected".into()),
-            SessionError::Network(NetworkError::NotConnected),
-        ];
-        for e in wait {
-            assert!(matches!(classify(&e), Outcome::Wait(_)), "{e}");
-        }
-        assert_eq!(
-            classify(&SessionError::Network(NetworkError::Failed("boom".into()))),
-            Outcome::Retry("boom".into())
-        );
-        assert_eq!(
-            classify(&SessionError::Network(NetworkError::Rejected("no".into()))),
-            Outcome::Fail("no".into())
-        );
-        assert_eq!(classify(&SessionError::NotFound("s".into())), Outcome::Gone);
-    }
 
     #[test]
     fn the_wait_counts_from_send_at_or_from_the_start_when_it_came_due_during_a_downtime() {

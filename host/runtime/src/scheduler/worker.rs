@@ -10,10 +10,11 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::model::{ScheduledSend, ScheduledStatus};
-use super::policy::{self, Outcome};
+use super::policy;
 use super::{Inner, now_ms};
 use crate::domain::send::{SendKind, SendRequest};
 use crate::domain::time::unix_now;
+use crate::messages::SendFailure;
 use crate::sessions::SessionError;
 use crate::store::{DueEntry, StoreResult};
 
@@ -202,8 +203,8 @@ impl Inner {
 
     /// A send that did not go out: wait for the session, retry later or fail.
     fn not_sent(&self, send: &ScheduledSend, err: &SessionError) -> StoreResult<()> {
-        match policy::classify(err) {
-            Outcome::Gone => {
+        match SendFailure::of(err) {
+            SendFailure::Gone => {
                 if self.store.get_session(&send.session_id)?.is_none() {
                     // Deleted: the delete removed the send with its session;
                     // drop a due row that might have outlived it.
@@ -220,8 +221,8 @@ impl Inner {
                 );
                 self.wait(send, &reason)
             }
-            Outcome::Wait(reason) => self.wait(send, &reason),
-            Outcome::Retry(reason) if send.attempts < self.config.max_attempts => {
+            SendFailure::Wait(reason) => self.wait(send, &reason),
+            SendFailure::Retry(reason) if send.attempts < self.config.max_attempts => {
                 let delay = self.config.retry_delay(send.attempts.max(1));
                 let due = now_ms().saturating_add(delay.as_millis() as u64);
                 tracing::info!(session = %send.session_id, scheduled_id = %send.id, attempts = send.attempts, %reason, "scheduled send will be retried");
@@ -232,11 +233,11 @@ impl Inner {
                 })?;
                 Ok(())
             }
-            Outcome::Retry(reason) => {
+            SendFailure::Retry(reason) => {
                 let attempts = send.attempts;
                 self.failed(send, format!("failed after {attempts} attempts: {reason}"))
             }
-            Outcome::Fail(reason) => self.failed(send, reason),
+            SendFailure::Fail(reason) | SendFailure::Refused(reason) => self.failed(send, reason),
         }
     }
 

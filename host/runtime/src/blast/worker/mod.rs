@@ -32,7 +32,6 @@ use crate::domain::session::SessionStatus;
 use crate::domain::time::{unix_now, unix_now_ms};
 use crate::events::EventBus;
 use crate::messages::{SendCore, new_message_id};
-use crate::network::NetworkError;
 use crate::sessions::{SessionError, Sessions};
 use crate::store::{Store, StoreResult};
 

@@ -3,6 +3,7 @@
 //! chosen before the first attempt.
 
 use super::*;
+use crate::messages::SendFailure;
 
 impl Worker {
     /// Sends one recipient; `false` when the job should be left for now
@@ -93,12 +94,14 @@ impl Worker {
             Ok(record) => SendOutcome::Sent {
                 message_id: record.message_id,
             },
-            Err(e) if cannot_send_now(&e) => SendOutcome::NotAttempted,
-            Err(e @ SessionError::RejectedByPlugin(_)) => SendOutcome::Refused {
-                error: e.to_string(),
-            },
-            Err(e) => SendOutcome::Failed {
-                error: e.to_string(),
+            // Nothing reached the network: the recipient waits for its
+            // session; a refusal is final; a failed attempt counts.
+            Err(e) => match SendFailure::of(&e) {
+                SendFailure::Wait(_) | SendFailure::Gone => SendOutcome::NotAttempted,
+                SendFailure::Refused(error) => SendOutcome::Refused { error },
+                SendFailure::Retry(error) | SendFailure::Fail(error) => {
+                    SendOutcome::Failed { error }
+                }
             },
         }
     }
@@ -145,18 +148,6 @@ impl Worker {
             message_id: first.unwrap_or_default(),
         }
     }
-}
-
-/// Whether a send error means the session could not send at all (no attempt
-/// reached the network), rather than a failed attempt.
-fn cannot_send_now(e: &SessionError) -> bool {
-    matches!(
-        e,
-        SessionError::NotFound(_)
-            | SessionError::Paused(_)
-            | SessionError::WrongState(_)
-            | SessionError::Network(NetworkError::NotConnected)
-    )
 }
 
 /// The id of the `i`-th extra send of a plugin-expanded recipient: stable for

@@ -1,0 +1,86 @@
+//! What a failed send means, decided once for every caller of the send core:
+//! the scheduler and the blast worker read the same [`SendFailure`] and only
+//! choose their own consequence (a scheduled send waits or is retried on its
+//! timer; a blast recipient is set aside, retried or dead-lettered).
+
+use crate::network::NetworkError;
+use crate::sessions::SessionError;
+
+/// Why a send did not go out, as what to do about it. Each carries the error
+/// as a sentence for `last_error`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SendFailure {
+    /// The session cannot send now (paused, disconnected, not logged in):
+    /// nothing reached the network; wait for the session.
+    Wait(String),
+    /// The network failed the attempt (or the store could not record it): a
+    /// later attempt can succeed.
+    Retry(String),
+    /// It will never go out as it is (the network refused it, it is invalid).
+    Fail(String),
+    /// A message-transform plugin refused it: another attempt would be
+    /// refused again.
+    Refused(String),
+    /// The session is not known to the registry: deleted, or not attached.
+    /// Nothing reached the network.
+    Gone,
+}
+
+impl SendFailure {
+    /// Classifies why the send core refused or failed a send.
+    pub fn of(err: &SessionError) -> SendFailure {
+        let msg = err.to_string();
+        match err {
+            SessionError::NotFound(_) => SendFailure::Gone,
+            SessionError::Paused(_)
+            | SessionError::WrongState(_)
+            | SessionError::Network(NetworkError::NotConnected) => SendFailure::Wait(msg),
+            SessionError::Network(NetworkError::Failed(_)) | SessionError::Store(_) => {
+                SendFailure::Retry(msg)
+            }
+            SessionError::RejectedByPlugin(_) => SendFailure::Refused(msg),
+            SessionError::Network(
+                NetworkError::Rejected(_)
+                | NetworkError::NotFound(_)
+                | NetworkError::InvalidState(_)
+                | NetworkError::NotSupported(_),
+            )
+            | SessionError::Invalid { .. }
+            | SessionError::AlreadyExists(_)
+            | SessionError::PhoneTaken(_) => SendFailure::Fail(msg),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_that_cannot_send_means_wait_and_a_network_failure_means_retry() {
+        let wait = [
+            SessionError::Paused("s".into()),
+            SessionError::WrongState("s is disconnected".into()),
+            SessionError::Network(NetworkError::NotConnected),
+        ];
+        for e in wait {
+            assert!(matches!(SendFailure::of(&e), SendFailure::Wait(_)), "{e}");
+        }
+        assert_eq!(
+            SendFailure::of(&SessionError::Network(NetworkError::Failed("boom".into()))),
+            SendFailure::Retry("boom".into())
+        );
+        assert_eq!(
+            SendFailure::of(&SessionError::Network(NetworkError::Rejected("no".into()))),
+            SendFailure::Fail("no".into())
+        );
+    }
+
+    #[test]
+    fn an_unknown_session_is_gone_and_a_plugin_refusal_is_final() {
+        let gone = SendFailure::of(&SessionError::NotFound("s".into()));
+        assert_eq!(gone, SendFailure::Gone);
+        let refused = SendFailure::of(&SessionError::RejectedByPlugin("plugin `p`: no".into()));
+        assert!(matches!(refused, SendFailure::Refused(_)));
+    }
+}
