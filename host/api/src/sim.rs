@@ -16,8 +16,7 @@ use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath};
 use crate::domain::jid::{Jid, JidKind};
 use crate::domain::time::unix_now;
-use switchboard_runtime::network::InboundMessage;
-use switchboard_runtime::network::sim::{Faults, SimNetwork};
+use switchboard_runtime::network::sim::{Faults, SimInbound, SimNetwork};
 use switchboard_runtime::store::SimUser;
 
 /// The sim control routes.
@@ -144,52 +143,6 @@ async fn scan(
     ))
 }
 
-/// Body of `POST /api/v1/sim/sessions/{id}/inbound`.
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-#[schema(as = SimInboundIn)]
-struct InboundIn {
-    from: String,
-    chat: Option<String>,
-    message_type: Option<String>,
-    text: Option<String>,
-    caption: Option<String>,
-    push_name: Option<String>,
-    message_id: Option<String>,
-    quoted_message_id: Option<String>,
-    quoted_sender_jid: Option<String>,
-    location: Option<Value>,
-    selected_id: Option<String>,
-    selected_text: Option<String>,
-    native_flow: Option<Value>,
-    offline: Option<bool>,
-    media_mimetype: Option<String>,
-    media: Option<Value>,
-    /// The sender's phone, carried beside an `@lid` sender as some messages do.
-    sender_phone: Option<String>,
-    /// Deliver the message twice in a row (exercises the gateway's dedup).
-    duplicate: Option<bool>,
-}
-
-const MESSAGE_TYPES: &[&str] = &[
-    "text",
-    "image",
-    "video",
-    "audio",
-    "document",
-    "sticker",
-    "location",
-    "contact",
-    "poll",
-    "reaction",
-    "interactive",
-    "interactive_response",
-    "buttons_response",
-    "list_response",
-    "template_button_reply",
-    "unknown",
-];
-
 #[utoipa::path(
     post,
     path = "/api/v1/sim/sessions/{id}/inbound",
@@ -197,7 +150,7 @@ const MESSAGE_TYPES: &[&str] = &[
     tag = "sim",
     summary = "Deliver an inbound message to a session",
     params(crate::openapi::common::SessionPath),
-    request_body = InboundIn,
+    request_body = SimInbound,
     responses(
         (status = 200, body = crate::openapi::answers::Injected),
         crate::openapi::common::ApiErrors,
@@ -206,142 +159,16 @@ const MESSAGE_TYPES: &[&str] = &[
 async fn inbound(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
-    ApiJson(body): ApiJson<InboundIn>,
+    ApiJson(body): ApiJson<SimInbound>,
 ) -> ApiResult<Json<Value>> {
     let sim = sim(&state)?;
     let twice = body.duplicate.unwrap_or(false);
-    let message = build_inbound(sim, body)?;
+    let message = sim.build_inbound(body)?;
     if twice {
         sim.inject_inbound(&id, message.clone()).await?;
     }
     let message_id = sim.inject_inbound(&id, message).await?;
     Ok(Json(json!({ "message_id": message_id })))
-}
-
-/// Turns the control body into what the network would have decoded.
-fn build_inbound(sim: &SimNetwork, b: InboundIn) -> ApiResult<InboundMessage> {
-    let from = jid_field("from", &b.from)?;
-    let chat = match &b.chat {
-        Some(c) => jid_field("chat", c)?,
-        None => from.clone(),
-    };
-    let message_type = match b.message_type {
-        Some(t) if MESSAGE_TYPES.contains(&t.as_str()) => t,
-        Some(t) => {
-            return Err(ApiError::invalid_field(
-                "message_type",
-                format!("`{t}` is not one of {}", MESSAGE_TYPES.join(", ")),
-            ));
-        }
-        None if b.location.is_some() => "location".into(),
-        None if b.native_flow.is_some() => "interactive_response".into(),
-        None => "text".into(),
-    };
-    if message_type == "text" && b.text.as_deref().is_none_or(str::is_empty) {
-        return Err(ApiError::invalid_field(
-            "text",
-            "is required for a text message",
-        ));
-    }
-    if let Some(loc) = &b.location {
-        let ok = |k: &str| {
-            loc.get(k)
-                .and_then(Value::as_f64)
-                .is_some_and(f64::is_finite)
-        };
-        if !ok("latitude") || !ok("longitude") {
-            return Err(ApiError::invalid_field(
-                "location",
-                "needs numeric `latitude` and `longitude`",
-            ));
-        }
-    }
-    let native_flow = b.native_flow.map(parse_native_flow).transpose()?;
-    let from_phone = match &b.sender_phone {
-        None => None,
-        Some(_) if from.kind() != JidKind::Lid => {
-            return Err(ApiError::invalid_field(
-                "sender_phone",
-                "only goes with a sender given as an `@lid`",
-            ));
-        }
-        Some(p) => Some(
-            Jid::user(p)
-                .map_err(|e| ApiError::invalid_field("sender_phone", e))?
-                .user_part()
-                .to_owned(),
-        ),
-    };
-    let push_name = match b.push_name {
-        Some(p) => p,
-        None => registered_user(sim, &from)
-            .and_then(|u| u.push_name)
-            .or_else(|| from.phone().map(str::to_owned))
-            .unwrap_or_default(),
-    };
-    let selected_id = b.selected_id.or_else(|| {
-        (message_type == "interactive_response")
-            .then(|| native_flow.as_ref()?.pointer("/params/id")?.as_str())
-            .flatten()
-            .map(str::to_owned)
-    });
-    let text = b.text.or_else(|| {
-        matches!(
-            message_type.as_str(),
-            "interactive_response" | "buttons_response" | "list_response" | "template_button_reply"
-        )
-        .then(|| b.selected_text.clone().or_else(|| selected_id.clone()))
-        .flatten()
-    });
-    Ok(InboundMessage {
-        message_id: b.message_id.unwrap_or_else(|| sim.next_message_id()),
-        participant: from.to_string(),
-        from: from.to_string(),
-        from_phone,
-        chat: chat.to_string(),
-        is_from_me: false,
-        push_name,
-        message_type,
-        text,
-        caption: b.caption,
-        media_mimetype: b.media_mimetype,
-        media: b.media,
-        location: b.location,
-        quoted_message_id: b.quoted_message_id,
-        quoted_sender_jid: b.quoted_sender_jid,
-        selected_id,
-        selected_text: b.selected_text,
-        native_flow,
-        timestamp: unix_now(),
-        offline: b.offline.unwrap_or(false),
-    })
-}
-
-/// The registered outside user a sender is, by phone or by lid. Found by lid,
-/// it gives its push name only: the network does not reveal the phone.
-fn registered_user(sim: &SimNetwork, from: &Jid) -> Option<SimUser> {
-    match from.kind() {
-        JidKind::User => sim.user(from.user_part()).ok().flatten(),
-        JidKind::Lid => sim.user_by_lid(&from.to_string()).ok().flatten(),
-        _ => None,
-    }
-}
-
-/// A native-flow reply carries its params as a JSON string on the wire; the
-/// event carries them parsed.
-fn parse_native_flow(v: Value) -> ApiResult<Value> {
-    let name = v
-        .get("name")
-        .and_then(Value::as_str)
-        .ok_or_else(|| ApiError::invalid_field("native_flow.name", "is required"))?;
-    let params = match v.get("params") {
-        Some(Value::String(s)) => serde_json::from_str(s).map_err(|e| {
-            ApiError::invalid_field("native_flow.params", format!("is not a JSON document: {e}"))
-        })?,
-        Some(p) => p.clone(),
-        None => json!({}),
-    };
-    Ok(json!({ "name": name, "params": params }))
 }
 
 #[utoipa::path(

@@ -12,7 +12,10 @@ mod contacts;
 mod convert;
 mod groups;
 mod ids;
+mod inbound;
 mod world;
+
+pub use inbound::SimInbound;
 
 use std::sync::Arc;
 use std::time::Duration;
