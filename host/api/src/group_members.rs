@@ -4,8 +4,10 @@
 
 use std::sync::Arc;
 
+use axum::Router;
 use axum::extract::State;
 use axum::response::Json;
+use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -15,6 +17,18 @@ use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::groups::{group_path, known, operable, success, user_jids};
 use crate::domain::jid::Jid;
 use switchboard_runtime::network::NetworkSession;
+
+/// The membership routes.
+pub fn routes() -> Router<AppState> {
+    let g = "/api/v1/sessions/{id}/groups/{group}";
+    Router::new()
+        .route(
+            &format!("{g}/participants"),
+            post(add_participants).delete(remove_participants),
+        )
+        .route(&format!("{g}/admins"), post(promote).delete(demote))
+        .route(&format!("{g}/invite-link"), get(invite_link))
+}
 
 /// Body of the participant and admin routes.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]

@@ -16,7 +16,6 @@ use serde_json::{Value, json};
 use super::AppState;
 use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath};
-use super::group_members::{add_participants, demote, invite_link, promote, remove_participants};
 use crate::domain::group::{
     GroupSettings, MAX_PARTICIPANTS, MemberAddMode, MemberLinkMode, MembershipApprovalMode,
     SettingsUpdate, check_description, check_subject,
@@ -26,7 +25,7 @@ use switchboard_runtime::network::NetworkSession;
 use switchboard_runtime::network::groups::{GroupError, NewGroup};
 use switchboard_runtime::sessions::SessionError;
 
-/// The group routes.
+/// The group routes (membership and the invite link are in `group_members`).
 pub fn routes() -> Router<AppState> {
     let g = "/api/v1/sessions/{id}/groups/{group}";
     Router::new()
@@ -37,12 +36,6 @@ pub fn routes() -> Router<AppState> {
         .route(&format!("{g}/description"), put(description))
         .route(&format!("{g}/settings"), put(settings))
         .route(&format!("{g}/leave"), post(leave))
-        .route(
-            &format!("{g}/participants"),
-            post(add_participants).delete(remove_participants),
-        )
-        .route(&format!("{g}/admins"), post(promote).delete(demote))
-        .route(&format!("{g}/invite-link"), get(invite_link))
 }
 
 impl From<GroupError> for ApiError {

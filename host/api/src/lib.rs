@@ -107,6 +107,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .merge(sessions::routes())
         .merge(messages::routes())
         .merge(groups::routes())
+        .merge(group_members::routes())
         .merge(blasts::routes())
         .merge(scheduled::routes())
         .merge(contacts::routes())

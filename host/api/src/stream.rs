@@ -22,6 +22,9 @@ use super::AppState;
 use super::error::{ApiError, ApiResult};
 use super::extract::ApiQuery;
 use crate::domain::event::{Envelope, EventName};
+use utoipa::openapi::schema::Schema;
+use utoipa::openapi::{Ref, RefOr};
+use utoipa::{PartialSchema, ToSchema};
 
 /// How often an idle stream sends a keep-alive comment.
 pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -99,7 +102,7 @@ impl StreamFilter {
     description = "Each envelope is one SSE event named after the envelope's `event`, whose data is the envelope JSON (see `AnyEvent`). A receiver that falls behind gets `event: lagged` with `data: {\"missed\": n}` and goes on. Keep-alive comments every 15 s.",
     params(StreamQuery),
     responses(
-        (status = 200, description = "A `text/event-stream`; each event's `data` is an envelope.", content_type = "text/event-stream", body = crate::openapi::StreamEvent),
+        (status = 200, description = "A `text/event-stream`; each event's `data` is an envelope.", content_type = "text/event-stream", body = StreamEvent),
         crate::openapi::common::ApiErrors,
     )
 )]
@@ -168,6 +171,22 @@ fn envelope_event(env: &Envelope) -> Event {
         "{}".to_owned()
     });
     Event::default().event(env.event.as_str()).data(data)
+}
+
+/// One event of `GET /api/v1/events/stream`: its `data` line is an envelope
+/// (`AnyEvent`, added with the event components).
+pub struct StreamEvent;
+
+impl PartialSchema for StreamEvent {
+    fn schema() -> RefOr<Schema> {
+        RefOr::Ref(Ref::from_schema_name("AnyEvent"))
+    }
+}
+
+impl ToSchema for StreamEvent {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "StreamEvent".into()
+    }
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ pub mod send;
 mod send_basic;
 mod send_check;
 mod send_interactive;
+mod send_kind;
 mod send_media;
 mod send_text;
 pub mod session;

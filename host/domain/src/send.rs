@@ -20,16 +20,18 @@
 //! The kinds' bodies live in the sibling modules `send_text` (text,
 //! reaction), `send_basic` (location, contact, poll), `send_media` (image,
 //! video, audio, document) and `send_interactive` (cta-url, buttons, list),
-//! and are re-exported here; `send_check` holds the shared checks.
-
-use std::fmt;
+//! and are re-exported here; `send_check` holds the shared checks and the
+//! field error, `send_kind` the kinds. Those two are leaves: the body modules
+//! name them, never this file.
 
 use serde::ser::SerializeMap;
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use super::jid::Jid;
 use super::send_check::json_type;
+pub use super::send_check::{FieldError, MAX_URL_CHARS};
+pub use super::send_kind::SendKind;
 use super::{send_basic, send_interactive, send_media, send_text};
 
 pub use super::send_basic::{ContactBody, ContactCard, LocationBody, PollBody};
@@ -38,107 +40,6 @@ pub use super::send_interactive::{
 };
 pub use super::send_media::{AudioBody, DocumentBody, MediaBody, MediaSource};
 pub use super::send_text::{ReactionBody, TextBody};
-
-/// Longest URL accepted anywhere in a send body, in characters.
-pub const MAX_URL_CHARS: usize = 2048;
-
-/// The kind of message to send, spelled as in the URL (`cta-url`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SendKind {
-    /// Plain text, optionally quoting a message and mentioning users.
-    Text,
-    /// A picture with an optional caption.
-    Image,
-    /// A video with an optional caption.
-    Video,
-    /// An audio file, or a voice note when `ptt` is set.
-    Audio,
-    /// Any file, sent with a file name.
-    Document,
-    /// A point on the map.
-    Location,
-    /// One or more contact cards.
-    Contact,
-    /// A poll with 2 to 12 options.
-    Poll,
-    /// An emoji reaction to an earlier message, or its removal.
-    Reaction,
-    /// Text with one button that opens a URL.
-    CtaUrl,
-    /// Text with up to 3 reply buttons.
-    Buttons,
-    /// Text with a button that opens a list of selectable rows.
-    List,
-}
-
-impl SendKind {
-    /// Every kind, in the order of the API documentation.
-    pub const ALL: [SendKind; 12] = [
-        SendKind::Text,
-        SendKind::Image,
-        SendKind::Video,
-        SendKind::Audio,
-        SendKind::Document,
-        SendKind::Location,
-        SendKind::Contact,
-        SendKind::Poll,
-        SendKind::Reaction,
-        SendKind::CtaUrl,
-        SendKind::Buttons,
-        SendKind::List,
-    ];
-
-    /// The URL spelling, e.g. `"cta-url"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SendKind::Text => "text",
-            SendKind::Image => "image",
-            SendKind::Video => "video",
-            SendKind::Audio => "audio",
-            SendKind::Document => "document",
-            SendKind::Location => "location",
-            SendKind::Contact => "contact",
-            SendKind::Poll => "poll",
-            SendKind::Reaction => "reaction",
-            SendKind::CtaUrl => "cta-url",
-            SendKind::Buttons => "buttons",
-            SendKind::List => "list",
-        }
-    }
-
-    /// The kind with this exact URL spelling (lower case, `cta-url`), if any.
-    pub fn parse(s: &str) -> Option<SendKind> {
-        SendKind::ALL.into_iter().find(|kind| kind.as_str() == s)
-    }
-}
-
-impl fmt::Display for SendKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A rejected send body: which field is wrong and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
-#[error("`{field}`: {message}")]
-pub struct FieldError {
-    /// JSON path of the field, like `to`, `buttons[1].id` or
-    /// `sections[0].rows[2].id`; `body` for the body as a whole.
-    pub field: String,
-    /// What is wrong, phrased to follow the field name (`is required`).
-    pub message: String,
-}
-
-impl FieldError {
-    /// A new error for `field`.
-    pub fn new(field: impl Into<String>, message: impl Into<String>) -> FieldError {
-        FieldError {
-            field: field.into(),
-            message: message.into(),
-        }
-    }
-}
 
 /// A validated request to send one message.
 #[derive(Debug, Clone, PartialEq)]

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::jid::Jid;
-use super::send::FieldError;
+use super::send_check::FieldError;
 use super::send_check::{at, count, decode, http_url, id, join, optional_text, required_text};
 
 /// Longest location `name` or `address`, in characters.

@@ -1,10 +1,33 @@
 //! Checks shared by the send kinds' modules: mapping serde errors to the
 //! field they name, and the text, id, count and URL rules of the API.
 
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::send::{FieldError, MAX_URL_CHARS};
+/// Longest URL accepted anywhere in a send body, in characters.
+pub const MAX_URL_CHARS: usize = 2048;
+
+/// A rejected send body: which field is wrong and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
+#[error("`{field}`: {message}")]
+pub struct FieldError {
+    /// JSON path of the field, like `to`, `buttons[1].id` or
+    /// `sections[0].rows[2].id`; `body` for the body as a whole.
+    pub field: String,
+    /// What is wrong, phrased to follow the field name (`is required`).
+    pub message: String,
+}
+
+impl FieldError {
+    /// A new error for `field`.
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> FieldError {
+        FieldError {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
 
 /// Deserializes a wire struct, mapping serde's error to the field it names.
 pub(super) fn decode<T: DeserializeOwned>(body: Value) -> Result<T, FieldError> {

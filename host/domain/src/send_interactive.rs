@@ -10,7 +10,7 @@ use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::send::FieldError;
+use super::send_check::FieldError;
 use super::send_check::{at, count, decode, http_url, id, join, optional_text, required_text};
 
 /// Longest body `text` of an interactive message, in characters.

@@ -16,8 +16,9 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
-use super::send::{FieldError, SendKind};
+use super::send_check::FieldError;
 use super::send_check::{decode, http_url, mimetype, optional_text};
+use super::send_kind::SendKind;
 
 const MIB: usize = 1024 * 1024;
 /// Largest decoded `data` of an image.

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::jid::{Jid, JidKind};
-use super::send::FieldError;
+use super::send_check::FieldError;
 use super::send_check::{at, count, decode, id, required_text};
 
 /// Longest `text` of a text message, in characters.

@@ -24,10 +24,8 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
 use axum::routing::get;
-use utoipa::openapi::schema::Schema;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::openapi::{Ref, RefOr};
-use utoipa::{Modify, OpenApi, PartialSchema, ToSchema};
+use utoipa::{Modify, OpenApi};
 
 use super::AppState;
 
@@ -245,20 +243,4 @@ async fn openapi_json(State(state): State<AppState>) -> impl IntoResponse {
         [(header::CONTENT_TYPE, "application/json")],
         rendered(state.sim.is_some()),
     )
-}
-
-/// One event of `GET /api/v1/events/stream`: its `data` line is an envelope
-/// (`AnyEvent`, added with the event components).
-pub struct StreamEvent;
-
-impl PartialSchema for StreamEvent {
-    fn schema() -> RefOr<Schema> {
-        RefOr::Ref(Ref::from_schema_name("AnyEvent"))
-    }
-}
-
-impl ToSchema for StreamEvent {
-    fn name() -> std::borrow::Cow<'static, str> {
-        "StreamEvent".into()
-    }
 }
