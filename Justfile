@@ -23,6 +23,10 @@ check:
     cargo clippy --manifest-path plugins/Cargo.toml --all-targets --locked -- -D warnings
     cargo clippy --manifest-path plugins/Cargo.toml --target wasm32-wasip2 --locked -- -D warnings
 
+# Fuzz the HTTP API from its own OpenAPI document with schemathesis (installed into target/fuzz-venv): fails on a 5xx, a schema-valid request refused, or an answer off its schema (`just fuzz --examples 50`).
+fuzz *ARGS:
+    python3 .ci/fuzz.py {{ARGS}}
+
 # Benchmark the hot paths against ceilings measured in the same run (`just bench --quick`, or name sections: p1 … p5).
 bench *ARGS:
     cargo run --locked --profile bench-fast -p switchboard-bench -- {{ARGS}}

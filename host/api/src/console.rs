@@ -75,15 +75,61 @@ const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
 /// The console routes (public: the console holds no data itself).
 pub fn routes() -> Router<AppState> {
     Router::new()
-        .route(
-            "/console",
-            get(|| async { Redirect::permanent("/console/") }),
-        )
-        .route("/console/", get(|| async { asset("index.html") }))
-        .route(
-            "/console/{*path}",
-            get(|Path(path): Path<String>| async move { asset(&path) }),
-        )
+        .route("/console", get(redirect))
+        .route("/console/", get(index))
+        .route("/console/{*path}", get(file))
+}
+
+/// The console lives under `/console/`, so its relative module paths resolve.
+#[utoipa::path(
+    get,
+    path = "/console",
+    operation_id = "console_redirect",
+    tag = "console",
+    summary = "The operator console (redirect)",
+    security(()),
+    responses(
+        (status = 308, description = "Redirects to `/console/`.", headers(("Location" = String, description = "`/console/`"))),
+    )
+)]
+pub(crate) async fn redirect() -> Redirect {
+    Redirect::permanent("/console/")
+}
+
+/// A browser app over this API; it signs in with the API token, kept in the
+/// browser's session storage.
+#[utoipa::path(
+    get,
+    path = "/console/",
+    operation_id = "console_index",
+    tag = "console",
+    summary = "The operator console",
+    security(()),
+    responses(
+        (status = 200, description = "The console's page.", content_type = "text/html", body = String),
+    )
+)]
+pub(crate) async fn index() -> Response {
+    asset("index.html")
+}
+
+/// A script, stylesheet or image the console's page loads, by its path under
+/// `/console/` (it may hold slashes, e.g. `js/main.js`).
+#[utoipa::path(
+    get,
+    path = "/console/{path}",
+    operation_id = "console_asset",
+    tag = "console",
+    summary = "A file of the console",
+    security(()),
+    params(("path" = String, Path, description = "The file's path under `/console/`.")),
+    responses(
+        (status = 200, description = "The file, with its own content type.", content_type = "application/octet-stream", body = String),
+        (status = 404, description = "No such file (`route_not_found`).", body = crate::openapi::common::ErrorBody),
+    )
+)]
+pub(crate) async fn file(Path(path): Path<String>) -> Response {
+    asset(&path)
 }
 
 /// One embedded file with its content type and the console's headers, or

@@ -6,13 +6,16 @@ use axum::Router;
 use axum::extract::State;
 use axum::response::Json;
 use axum::routing::{get, post};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use super::AppState;
 use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath, ApiQuery, Paging};
+use crate::domain::contact::StoredContact;
 use crate::domain::jid::{Jid, JidKind};
+use crate::openapi::common::{PhoneOrUserJid, SessionJidPath, SessionPath};
+use switchboard_runtime::network::contacts::{ContactInfo, ProfilePicture, UserInfo};
 
 /// Most phones or JIDs in one lookup.
 pub const MAX_LOOKUP: usize = 1000;
@@ -72,9 +75,27 @@ pub(super) fn checked_list<T: PartialEq>(
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 struct ListQuery {
+    /// Keeps the contacts whose phone or any name (full, first, push,
+    /// business) contains this text, case-insensitively; all of them when
+    /// absent or empty.
     q: Option<String>,
+    /// Page size: 100 when absent, clamped to 1..=1000.
     limit: Option<i64>,
+    /// Contacts to skip: 0 when absent; a negative value counts as 0.
     offset: Option<i64>,
+}
+
+/// `GET /api/v1/sessions/{id}/contacts`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ContactPage {
+    /// The page of the directory.
+    pub contacts: Vec<StoredContact>,
+    /// The page size used.
+    pub limit: usize,
+    /// Contacts skipped.
+    pub offset: usize,
+    /// Matching contacts in all.
+    pub total: usize,
 }
 
 #[utoipa::path(
@@ -83,17 +104,17 @@ struct ListQuery {
     operation_id = "contacts_list",
     tag = "contacts",
     summary = "Search the session's contact directory",
-    params(crate::openapi::common::SessionPath, ListQuery),
+    params(SessionPath, ListQuery),
     responses(
-        (status = 200, body = crate::openapi::answers::ContactPage),
+        (status = 200, body = ContactPage),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn list(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
     ApiQuery(query): ApiQuery<ListQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<ContactPage>> {
     let (limit, offset) = Paging {
         limit: query.limit,
         offset: query.offset,
@@ -101,20 +122,40 @@ async fn list(
     .resolve();
     let q = query.q.unwrap_or_default();
     let page = state.sessions.contacts(&id, &q, limit, offset)?;
-    Ok(Json(json!({
-        "contacts": page.contacts,
-        "total": page.total,
-        "limit": limit,
-        "offset": offset,
-    })))
+    Ok(Json(ContactPage {
+        contacts: page.contacts,
+        limit,
+        offset,
+        total: page.total,
+    }))
 }
 
 /// Body of `POST …/contacts/check`.
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 #[schema(as = PhoneCheckIn)]
 struct CheckIn {
+    /// The phone numbers (or user JIDs) to check; duplicates are checked once.
+    #[schema(value_type = Vec<PhoneOrUserJid>, min_items = 1, max_items = 1000)]
     phones: Vec<String>,
+}
+
+/// One phone of `POST …/contacts/check`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PhoneCheckOut {
+    /// Whether an account has it.
+    pub exists: bool,
+    /// The account's JID; `null` when no account has the number.
+    pub jid: Option<String>,
+    /// The phone as given.
+    pub phone: String,
+}
+
+/// `POST …/contacts/check`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PhoneChecks {
+    /// One result per distinct phone, in the order given.
+    pub results: Vec<PhoneCheckOut>,
 }
 
 #[utoipa::path(
@@ -123,18 +164,18 @@ struct CheckIn {
     operation_id = "contacts_check",
     tag = "contacts",
     summary = "Which phone numbers have an account",
-    params(crate::openapi::common::SessionPath),
+    params(SessionPath),
     request_body = CheckIn,
     responses(
-        (status = 200, body = crate::openapi::answers::PhoneChecks),
+        (status = 200, body = PhoneChecks),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn check(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
     ApiJson(body): ApiJson<CheckIn>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<PhoneChecks>> {
     state.sessions.get(&id)?;
     // Each entry keeps the spelling it was given, for the answer.
     let asked = checked_list("phones", &body.phones, |field, p| {
@@ -147,19 +188,25 @@ async fn check(
     let digits: Vec<String> = asked.iter().map(|(_, d)| d.clone()).collect();
     let (client, _) = state.sessions.sender(&id)?;
     let checks = client.check_phones(&digits).await?;
-    let results: Vec<Value> = asked
-        .iter()
+    let results = asked
+        .into_iter()
         .zip(checks)
-        .map(|((given, _), c)| json!({ "phone": given, "exists": c.jid.is_some(), "jid": c.jid }))
+        .map(|((given, _), c)| PhoneCheckOut {
+            exists: c.jid.is_some(),
+            jid: c.jid,
+            phone: given,
+        })
         .collect();
-    Ok(Json(json!({ "results": results })))
+    Ok(Json(PhoneChecks { results }))
 }
 
 /// Body of `POST …/contacts/info`.
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 #[schema(as = ContactInfoIn)]
 struct InfoIn {
+    /// The account: a phone number, a user JID or a LID.
+    #[schema(value_type = crate::openapi::common::UserAddress)]
     jid: String,
 }
 
@@ -169,23 +216,22 @@ struct InfoIn {
     operation_id = "contacts_info",
     tag = "contacts",
     summary = "A contact's info from the network",
-    params(crate::openapi::common::SessionPath),
+    params(SessionPath),
     request_body = InfoIn,
     responses(
-        (status = 200, body = switchboard_runtime::network::contacts::ContactInfo),
+        (status = 200, body = ContactInfo),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn info(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
     ApiJson(body): ApiJson<InfoIn>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<ContactInfo>> {
     state.sessions.get(&id)?;
     let jid = account_jid("jid", &body.jid)?;
     let (client, _) = state.sessions.sender(&id)?;
-    let info = client.contact_info(&jid).await?;
-    Ok(Json(json!(info)))
+    Ok(Json(client.contact_info(&jid).await?))
 }
 
 #[utoipa::path(
@@ -194,16 +240,16 @@ async fn info(
     operation_id = "contacts_picture",
     tag = "contacts",
     summary = "A contact's profile picture",
-    params(crate::openapi::common::SessionJidPath),
+    params(SessionJidPath),
     responses(
-        (status = 200, body = switchboard_runtime::network::contacts::ProfilePicture),
+        (status = 200, body = ProfilePicture),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn picture(
     State(state): State<AppState>,
-    ApiPath((id, jid)): ApiPath<(String, String)>,
-) -> ApiResult<Json<Value>> {
+    ApiPath(SessionJidPath { id, jid }): ApiPath<SessionJidPath>,
+) -> ApiResult<Json<ProfilePicture>> {
     state.sessions.get(&id)?;
     let jid = account_jid("jid", &jid)?;
     let (client, _) = state.sessions.sender(&id)?;
@@ -213,15 +259,30 @@ async fn picture(
             format!("{jid} has no profile picture (or does not show it to this account)"),
         )
     })?;
-    Ok(Json(json!(picture)))
+    Ok(Json(picture))
 }
 
 /// Body of `POST …/contacts/users`.
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 #[schema(as = UserInfoIn)]
 struct UsersIn {
+    /// The accounts: phone numbers, user JIDs or LIDs; duplicates are asked
+    /// once.
+    #[schema(
+        value_type = Vec<crate::openapi::common::UserAddress>,
+        min_items = 1,
+        max_items = 1000
+    )]
     jids: Vec<String>,
+}
+
+/// `POST …/contacts/users`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UserInfos {
+    /// One entry per account on the network, in the order asked; accounts
+    /// not on the network are left out.
+    pub users: Vec<UserInfo>,
 }
 
 #[utoipa::path(
@@ -230,21 +291,53 @@ struct UsersIn {
     operation_id = "contacts_users",
     tag = "contacts",
     summary = "User info for several JIDs",
-    params(crate::openapi::common::SessionPath),
+    params(SessionPath),
     request_body = UsersIn,
     responses(
-        (status = 200, body = crate::openapi::answers::UserInfos),
+        (status = 200, body = UserInfos),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn users(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
     ApiJson(body): ApiJson<UsersIn>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<UserInfos>> {
     state.sessions.get(&id)?;
     let jids = checked_list("jids", &body.jids, account_jid)?;
     let (client, _) = state.sessions.sender(&id)?;
     let users = client.user_info(&jids).await?;
-    Ok(Json(json!({ "users": users })))
+    Ok(Json(UserInfos { users }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The JSON form of a type's schema.
+    fn schema_of<T: utoipa::PartialSchema>() -> serde_json::Value {
+        serde_json::to_value(T::schema()).unwrap()
+    }
+
+    #[test]
+    fn documented_list_bounds_are_the_enforced_ones() {
+        for (schema, field) in [
+            (schema_of::<CheckIn>(), "phones"),
+            (schema_of::<UsersIn>(), "jids"),
+        ] {
+            let list = &schema["properties"][field];
+            assert_eq!(list["minItems"], 1, "{field}: {list}");
+            assert_eq!(list["maxItems"], MAX_LOOKUP, "{field}: {list}");
+        }
+    }
+
+    #[test]
+    fn lists_refuse_empty_and_oversized_input_and_drop_duplicates() {
+        let one = |_: &str, v: &str| Ok(v.to_owned());
+        assert!(checked_list("jids", &[], one).is_err());
+        let many = vec!["1".to_owned(); MAX_LOOKUP + 1];
+        assert!(checked_list("jids", &many, one).is_err());
+        let dup = ["a".to_owned(), "b".to_owned(), "a".to_owned()];
+        assert_eq!(checked_list("jids", &dup, one).unwrap(), ["a", "b"]);
+    }
 }

@@ -7,13 +7,15 @@ use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 use serde::de::DeserializeOwned;
+use serde_json::{Number, Value};
 
 use super::error::ApiError;
 
 /// A JSON request body.
 pub struct ApiJson<T>(pub T);
 
-/// A JSON request body that may be absent: an empty body is `T::default()`.
+/// A JSON request body that may be absent: an empty body, or the JSON
+/// `null` the document's optional body allows, is `T::default()`.
 pub struct MaybeJson<T>(pub T);
 
 fn is_json(req: &Request) -> bool {
@@ -43,36 +45,112 @@ async fn body_bytes<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, Ap
     })
 }
 
-/// Parses JSON, naming the path of the field that does not fit.
+/// Parses JSON, naming the path of the field that does not fit. A whole
+/// number written with a fraction (`2.0`) where an integer is expected is
+/// that integer, as JSON Schema (and so the API document) counts it: clients
+/// whose JSON writer prints numbers as floats are not refused for it. Only
+/// the fields that want an integer are rewritten; a float passed through
+/// untyped (a location's accuracy) stays as it was written.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    let de = &mut serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(de).map_err(|err| {
-        let path = err.path().to_string();
-        let inner = err.into_inner();
-        if inner.is_syntax() || inner.is_eof() {
-            ApiError::bad_request(
-                "malformed_json",
-                format!("the body is not valid JSON: {inner}"),
-            )
-        } else if let Some(field) = missing_field(&inner.to_string()) {
-            let full = if path == "." || path.is_empty() {
-                field
-            } else {
-                format!("{path}.{field}")
-            };
-            ApiError::invalid_field(&full, "is required")
-        } else if path == "." || path.is_empty() {
-            ApiError::bad_request(
-                "invalid_body",
-                format!("the body does not fit this endpoint: {inner}"),
-            )
-        } else {
-            ApiError::invalid_field(
-                &path,
-                format!("is invalid: {}", without_position(&inner.to_string())),
-            )
+    let mut value: Value = serde_json::from_slice(bytes).map_err(|e| {
+        ApiError::bad_request("malformed_json", format!("the body is not valid JSON: {e}"))
+    })?;
+    // Each retry rewrites one more number; a body cannot hold more integer
+    // fields than numbers, and the bound keeps a pathological one cheap.
+    for _ in 0..MAX_INTEGER_REWRITES {
+        match serde_path_to_error::deserialize::<_, T>(&value) {
+            Ok(parsed) => return Ok(parsed),
+            Err(err) if wants_integer(err.inner()) && integer_at(&mut value, err.path()) => {}
+            Err(err) => return Err(field_error(err)),
         }
-    })
+    }
+    serde_path_to_error::deserialize(&value).map_err(field_error)
+}
+
+/// How many whole floats one body may have rewritten as integers.
+const MAX_INTEGER_REWRITES: usize = 64;
+
+/// Whether serde refused a float where it wanted an integer.
+fn wants_integer(err: &serde_json::Error) -> bool {
+    let message = err.to_string();
+    let Some(expected) = message
+        .strip_prefix("invalid type: floating point `")
+        .and_then(|rest| rest.split_once("`, expected ").map(|(_, e)| e))
+    else {
+        return false;
+    };
+    let expected = expected.split(" at line ").next().unwrap_or(expected);
+    expected.contains("integer")
+        || ["i", "u"].iter().any(|sign| {
+            expected
+                .strip_prefix(sign)
+                .is_some_and(|bits| bits == "size" || bits.parse::<u8>().is_ok())
+        })
+}
+
+/// Rewrites the number at `path` as the integer it equals, if it is a whole
+/// float an `f64` holds exactly (below 2^53 in magnitude); whether it did.
+fn integer_at(value: &mut Value, path: &serde_path_to_error::Path) -> bool {
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+    let mut at = value;
+    for segment in path.iter() {
+        at = match (segment, at) {
+            (serde_path_to_error::Segment::Map { key }, Value::Object(map)) => {
+                match map.get_mut(key) {
+                    Some(next) => next,
+                    None => return false,
+                }
+            }
+            (serde_path_to_error::Segment::Seq { index }, Value::Array(items)) => {
+                match items.get_mut(*index) {
+                    Some(next) => next,
+                    None => return false,
+                }
+            }
+            _ => return false,
+        };
+    }
+    let Value::Number(n) = at else {
+        return false;
+    };
+    let Some(f) = n.as_f64().filter(|_| n.is_f64()) else {
+        return false;
+    };
+    if f.fract() != 0.0 || f.abs() >= EXACT {
+        return false;
+    }
+    // Exact by the bound above; -0.0 becomes 0.
+    *n = if f >= 0.0 {
+        Number::from(f as u64)
+    } else {
+        Number::from(f as i64)
+    };
+    true
+}
+
+/// The API error for a body that does not fit: the field it names, or the
+/// body as a whole.
+fn field_error(err: serde_path_to_error::Error<serde_json::Error>) -> ApiError {
+    let path = err.path().to_string();
+    let inner = err.into_inner();
+    if let Some(field) = missing_field(&inner.to_string()) {
+        let full = if path == "." || path.is_empty() {
+            field
+        } else {
+            format!("{path}.{field}")
+        };
+        ApiError::invalid_field(&full, "is required")
+    } else if path == "." || path.is_empty() {
+        ApiError::bad_request(
+            "invalid_body",
+            format!("the body does not fit this endpoint: {inner}"),
+        )
+    } else {
+        ApiError::invalid_field(
+            &path,
+            format!("is invalid: {}", without_position(&inner.to_string())),
+        )
+    }
 }
 
 /// The field named by serde's "missing field `x`" error.
@@ -122,6 +200,9 @@ impl<S: Send + Sync, T: DeserializeOwned + Default> FromRequest<S> for MaybeJson
         if !json {
             return Err(unsupported_media_type());
         }
+        if bytes.trim_ascii() == b"null" {
+            return Ok(MaybeJson(T::default()));
+        }
         parse_json(&bytes).map(MaybeJson)
     }
 }
@@ -170,5 +251,55 @@ impl Paging {
         let limit = self.limit.unwrap_or(100).clamp(1, 1000) as usize;
         let offset = self.offset.unwrap_or(0).max(0) as usize;
         (limit, offset)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize;
+
+    use super::*;
+
+    #[derive(Debug, Deserialize)]
+    struct Counts {
+        n: i32,
+        list: Vec<u64>,
+        ratio: f64,
+    }
+
+    #[test]
+    fn whole_floats_are_accepted_where_integers_are_expected() {
+        let c: Counts = parse_json(br#"{"n": -113.0, "list": [2.0, 0, -0.0], "ratio": 1.0}"#)
+            .expect("whole floats are integers");
+        assert_eq!(c.n, -113);
+        assert_eq!(c.list, vec![2, 0, 0]);
+        assert_eq!(c.ratio, 1.0);
+    }
+
+    #[derive(Debug, Deserialize)]
+    struct Passthrough {
+        n: u32,
+        data: Value,
+    }
+
+    #[test]
+    fn a_whole_float_passed_through_untyped_stays_a_float() {
+        let p: Passthrough = parse_json(br#"{"n": 3.0, "data": {"accuracy": 5.0}}"#).unwrap();
+        assert_eq!(p.n, 3);
+        assert!(p.data["accuracy"].is_f64(), "{}", p.data);
+    }
+
+    #[test]
+    fn a_fraction_is_still_refused_where_an_integer_is_expected() {
+        let err = parse_json::<Counts>(br#"{"n": 2.5, "list": [], "ratio": 1}"#).unwrap_err();
+        assert_eq!(err.code, "invalid_field");
+        let err = parse_json::<Counts>(br#"{"n": 1, "list": [1e300], "ratio": 1}"#).unwrap_err();
+        assert_eq!(err.code, "invalid_field");
+    }
+
+    #[test]
+    fn malformed_json_is_named_as_such() {
+        let err = parse_json::<Counts>(br#"{"n": 1,"#).unwrap_err();
+        assert_eq!(err.code, "malformed_json");
     }
 }

@@ -8,14 +8,15 @@ use axum::Router;
 use axum::extract::State;
 use axum::response::Json;
 use axum::routing::{get, post};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 
 use super::AppState;
 use super::error::ApiResult;
 use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::groups::{group_path, known, operable, success, user_jids};
+use crate::domain::group::ParticipantResult;
 use crate::domain::jid::Jid;
+use crate::openapi::common::{GroupPath, Success};
 use switchboard_runtime::network::NetworkSession;
 
 /// The membership routes.
@@ -35,7 +36,27 @@ pub fn routes() -> Router<AppState> {
 #[serde(deny_unknown_fields)]
 #[schema(as = GroupParticipantsIn)]
 pub(super) struct ParticipantsIn {
+    /// The people: phone numbers or user JIDs, 1 to 1024 of them.
+    #[schema(
+        value_type = Vec<crate::openapi::common::PhoneOrUserJid>,
+        min_items = 1,
+        max_items = 1024
+    )]
     participants: Vec<String>,
+}
+
+/// `POST`/`DELETE …/groups/{group}/participants`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ParticipantResults {
+    /// One result per requested JID.
+    pub results: Vec<ParticipantResult>,
+}
+
+/// `GET …/groups/{group}/invite-link`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct InviteLink {
+    /// `https://chat.whatsapp.com/<code>`.
+    pub invite_link: String,
 }
 
 /// The session, group and users of a participant or admin request, checked.
@@ -57,21 +78,21 @@ fn participants_request(
     operation_id = "groups_add_participants",
     tag = "groups",
     summary = "Add participants",
-    params(crate::openapi::common::GroupPath),
+    params(GroupPath),
     request_body = ParticipantsIn,
     responses(
-        (status = 200, body = crate::openapi::answers::ParticipantResults),
+        (status = 200, body = ParticipantResults),
         crate::openapi::common::ApiErrors,
     )
 )]
 pub(super) async fn add_participants(
     State(state): State<AppState>,
-    ApiPath((id, group)): ApiPath<(String, String)>,
+    ApiPath(GroupPath { id, group }): ApiPath<GroupPath>,
     ApiJson(body): ApiJson<ParticipantsIn>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<ParticipantResults>> {
     let (client, group, users) = participants_request(&state, &id, &group, &body)?;
     let results = client.add_participants(&group, &users).await?;
-    Ok(Json(json!({ "results": results })))
+    Ok(Json(ParticipantResults { results }))
 }
 
 #[utoipa::path(
@@ -80,21 +101,21 @@ pub(super) async fn add_participants(
     operation_id = "groups_remove_participants",
     tag = "groups",
     summary = "Remove participants",
-    params(crate::openapi::common::GroupPath),
+    params(GroupPath),
     request_body = ParticipantsIn,
     responses(
-        (status = 200, body = crate::openapi::answers::ParticipantResults),
+        (status = 200, body = ParticipantResults),
         crate::openapi::common::ApiErrors,
     )
 )]
 pub(super) async fn remove_participants(
     State(state): State<AppState>,
-    ApiPath((id, group)): ApiPath<(String, String)>,
+    ApiPath(GroupPath { id, group }): ApiPath<GroupPath>,
     ApiJson(body): ApiJson<ParticipantsIn>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<ParticipantResults>> {
     let (client, group, users) = participants_request(&state, &id, &group, &body)?;
     let results = client.remove_participants(&group, &users).await?;
-    Ok(Json(json!({ "results": results })))
+    Ok(Json(ParticipantResults { results }))
 }
 
 #[utoipa::path(
@@ -103,18 +124,18 @@ pub(super) async fn remove_participants(
     operation_id = "groups_promote",
     tag = "groups",
     summary = "Make participants admins",
-    params(crate::openapi::common::GroupPath),
+    params(GroupPath),
     request_body = ParticipantsIn,
     responses(
-        (status = 200, body = crate::openapi::common::Success),
+        (status = 200, body = Success),
         crate::openapi::common::ApiErrors,
     )
 )]
 pub(super) async fn promote(
     State(state): State<AppState>,
-    ApiPath((id, group)): ApiPath<(String, String)>,
+    ApiPath(GroupPath { id, group }): ApiPath<GroupPath>,
     ApiJson(body): ApiJson<ParticipantsIn>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Success>> {
     let (client, group, users) = participants_request(&state, &id, &group, &body)?;
     client.promote_participants(&group, &users).await?;
     Ok(success())
@@ -126,18 +147,18 @@ pub(super) async fn promote(
     operation_id = "groups_demote",
     tag = "groups",
     summary = "Take admin rights away",
-    params(crate::openapi::common::GroupPath),
+    params(GroupPath),
     request_body = ParticipantsIn,
     responses(
-        (status = 200, body = crate::openapi::common::Success),
+        (status = 200, body = Success),
         crate::openapi::common::ApiErrors,
     )
 )]
 pub(super) async fn demote(
     State(state): State<AppState>,
-    ApiPath((id, group)): ApiPath<(String, String)>,
+    ApiPath(GroupPath { id, group }): ApiPath<GroupPath>,
     ApiJson(body): ApiJson<ParticipantsIn>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Success>> {
     let (client, group, users) = participants_request(&state, &id, &group, &body)?;
     client.demote_participants(&group, &users).await?;
     Ok(success())
@@ -148,6 +169,7 @@ pub(super) async fn demote(
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub(super) struct InviteQuery {
+    /// `true` revokes the current link and makes a new one.
     #[serde(default)]
     reset: bool,
 }
@@ -158,21 +180,21 @@ pub(super) struct InviteQuery {
     operation_id = "groups_invite_link",
     tag = "groups",
     summary = "The group's invite link (`reset=true` makes a new one)",
-    params(crate::openapi::common::GroupPath, InviteQuery),
+    params(GroupPath, InviteQuery),
     responses(
-        (status = 200, body = crate::openapi::answers::InviteLink),
+        (status = 200, body = InviteLink),
         crate::openapi::common::ApiErrors,
     )
 )]
 pub(super) async fn invite_link(
     State(state): State<AppState>,
-    ApiPath((id, group)): ApiPath<(String, String)>,
+    ApiPath(GroupPath { id, group }): ApiPath<GroupPath>,
     ApiQuery(query): ApiQuery<InviteQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<InviteLink>> {
     known(&state, &id)?;
     let group = group_path(&group)?;
     let link = operable(&state, &id)?
         .invite_link(&group, query.reset)
         .await?;
-    Ok(Json(json!({ "invite_link": link })))
+    Ok(Json(InviteLink { invite_link: link }))
 }

@@ -10,17 +10,17 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Json;
 use axum::routing::{get, post, put};
-use serde::{Deserialize, Deserializer};
-use serde_json::{Value, json};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use super::AppState;
 use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath};
 use crate::domain::group::{
-    GroupSettings, MAX_PARTICIPANTS, MemberAddMode, MemberLinkMode, MembershipApprovalMode,
-    SettingsUpdate, check_description, check_subject,
+    Group, GroupInfo, GroupSettings, GroupSummary, MAX_PARTICIPANTS, MemberAddMode, MemberLinkMode,
+    MembershipApprovalMode, ParticipantResult, SettingsUpdate, check_description, check_subject,
 };
 use crate::domain::jid::{Jid, JidKind};
+use crate::openapi::common::{GroupPath, SessionPath, Success};
 use switchboard_runtime::network::NetworkSession;
 use switchboard_runtime::network::groups::{GroupError, NewGroup};
 use switchboard_runtime::sessions::SessionError;
@@ -138,19 +138,22 @@ pub(super) fn user_jids(values: &[String], may_be_empty: bool) -> ApiResult<Vec<
     operation_id = "groups_list",
     tag = "groups",
     summary = "The groups the session's account is in",
-    params(crate::openapi::common::SessionPath),
+    params(SessionPath),
     responses(
-        (status = 200, body = crate::openapi::answers::GroupList),
+        (status = 200, body = GroupList),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn list(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
+) -> ApiResult<Json<GroupList>> {
     known(&state, &id)?;
     let groups = operable(&state, &id)?.groups().await?;
-    Ok(Json(json!({ "total": groups.len(), "groups": groups })))
+    Ok(Json(GroupList {
+        total: groups.len(),
+        groups,
+    }))
 }
 
 /// Body of Create Group.
@@ -158,11 +161,43 @@ async fn list(
 #[serde(deny_unknown_fields)]
 #[schema(as = CreateGroupIn)]
 struct CreateIn {
+    /// The group's name: 1 to 100 characters, not only whitespace.
+    // The pattern finds a character `str::trim` keeps: the class lists every
+    // Unicode White_Space character, as `check_subject` counts them.
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"[^\u0009-\u000D\u0020\u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
     name: String,
+    /// The people to add besides the creator (may be empty); phone numbers
+    /// or user JIDs.
+    #[schema(value_type = Vec<crate::openapi::common::PhoneOrUserJid>, max_items = 1024)]
     participants: Vec<String>,
+    /// Whether join requests need approval (`off` when absent).
     membership_approval_mode: Option<MembershipApprovalMode>,
+    /// Who can add participants (`admin_add` when absent).
     member_add_mode: Option<MemberAddMode>,
+    /// Who can read and reset the invite link (`admin_link` when absent).
     member_link_mode: Option<MemberLinkMode>,
+}
+
+/// `GET /api/v1/sessions/{id}/groups`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct GroupList {
+    /// The groups the account is a member of.
+    pub groups: Vec<GroupSummary>,
+    /// How many groups.
+    pub total: usize,
+}
+
+/// `201` of `POST /api/v1/sessions/{id}/groups`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct GroupCreated {
+    /// The new group's JID.
+    pub group_jid: String,
+    /// What happened to each requested participant.
+    pub participants: Vec<ParticipantResult>,
 }
 
 #[utoipa::path(
@@ -171,18 +206,18 @@ struct CreateIn {
     operation_id = "groups_create",
     tag = "groups",
     summary = "Create a group",
-    params(crate::openapi::common::SessionPath),
+    params(SessionPath),
     request_body = CreateIn,
     responses(
-        (status = 201, body = crate::openapi::answers::GroupCreated),
+        (status = 201, body = GroupCreated),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn create(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
     ApiJson(body): ApiJson<CreateIn>,
-) -> ApiResult<(StatusCode, Json<Value>)> {
+) -> ApiResult<(StatusCode, Json<GroupCreated>)> {
     known(&state, &id)?;
     check_subject(&body.name).map_err(|m| ApiError::invalid_field("name", m))?;
     let participants = user_jids(&body.participants, true)?;
@@ -198,7 +233,10 @@ async fn create(
         settings,
     };
     let created = operable(&state, &id)?.create_group(&new).await?;
-    let answer = json!({ "group_jid": created.jid, "participants": created.participants });
+    let answer = GroupCreated {
+        group_jid: created.jid,
+        participants: created.participants,
+    };
     Ok((StatusCode::CREATED, Json(answer)))
 }
 
@@ -208,16 +246,16 @@ async fn create(
     operation_id = "groups_get_group",
     tag = "groups",
     summary = "A group's summary",
-    params(crate::openapi::common::GroupPath),
+    params(GroupPath),
     responses(
-        (status = 200, body = crate::domain::group::Group),
+        (status = 200, body = Group),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn get_group(
     State(state): State<AppState>,
-    ApiPath((id, group)): ApiPath<(String, String)>,
-) -> ApiResult<Json<crate::domain::group::Group>> {
+    ApiPath(GroupPath { id, group }): ApiPath<GroupPath>,
+) -> ApiResult<Json<Group>> {
     known(&state, &id)?;
     let group = group_path(&group)?;
     let info = operable(&state, &id)?.group_info(&group).await?;
@@ -230,23 +268,24 @@ async fn get_group(
     operation_id = "groups_info",
     tag = "groups",
     summary = "A group with its participants and settings",
-    params(crate::openapi::common::GroupPath),
+    params(GroupPath),
     responses(
-        (status = 200, body = crate::domain::group::GroupInfo),
+        (status = 200, body = GroupInfo),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn info(
     State(state): State<AppState>,
-    ApiPath((id, group)): ApiPath<(String, String)>,
-) -> ApiResult<Json<crate::domain::group::GroupInfo>> {
+    ApiPath(GroupPath { id, group }): ApiPath<GroupPath>,
+) -> ApiResult<Json<GroupInfo>> {
     known(&state, &id)?;
     let group = group_path(&group)?;
     Ok(Json(operable(&state, &id)?.group_info(&group).await?))
 }
 
-pub(super) fn success() -> Json<Value> {
-    Json(json!({ "success": true }))
+/// `{success: true}`: the change was applied.
+pub(super) fn success() -> Json<Success> {
+    Json(Success { success: true })
 }
 
 /// Body of Set Group Subject.
@@ -254,6 +293,14 @@ pub(super) fn success() -> Json<Value> {
 #[serde(deny_unknown_fields)]
 #[schema(as = GroupSubjectIn)]
 struct SubjectIn {
+    /// The new name: 1 to 100 characters, not only whitespace.
+    // The pattern finds a character `str::trim` keeps: the class lists every
+    // Unicode White_Space character, as `check_subject` counts them.
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"[^\u0009-\u000D\u0020\u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
     subject: String,
 }
 
@@ -263,18 +310,18 @@ struct SubjectIn {
     operation_id = "groups_subject",
     tag = "groups",
     summary = "Rename a group",
-    params(crate::openapi::common::GroupPath),
+    params(GroupPath),
     request_body = SubjectIn,
     responses(
-        (status = 200, body = crate::openapi::common::Success),
+        (status = 200, body = Success),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn subject(
     State(state): State<AppState>,
-    ApiPath((id, group)): ApiPath<(String, String)>,
+    ApiPath(GroupPath { id, group }): ApiPath<GroupPath>,
     ApiJson(body): ApiJson<SubjectIn>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Success>> {
     known(&state, &id)?;
     let group = group_path(&group)?;
     check_subject(&body.subject).map_err(|m| ApiError::invalid_field("subject", m))?;
@@ -294,8 +341,13 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D:
 #[serde(deny_unknown_fields)]
 #[schema(as = GroupDescriptionIn)]
 struct DescriptionIn {
+    /// The new description, at most 2048 characters; `null` or a blank
+    /// string deletes it. Required.
     #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>, required = true, max_length = 2048)]
     description: Option<Option<String>>,
+    /// The id of the description being replaced (`topic_id` of Get Group),
+    /// to refuse the change with `409` when someone changed it meanwhile.
     #[serde(default)]
     prev_id: Option<String>,
 }
@@ -306,18 +358,18 @@ struct DescriptionIn {
     operation_id = "groups_description",
     tag = "groups",
     summary = "Set or delete a group's description",
-    params(crate::openapi::common::GroupPath),
+    params(GroupPath),
     request_body = DescriptionIn,
     responses(
-        (status = 200, body = crate::openapi::common::Success),
+        (status = 200, body = Success),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn description(
     State(state): State<AppState>,
-    ApiPath((id, group)): ApiPath<(String, String)>,
+    ApiPath(GroupPath { id, group }): ApiPath<GroupPath>,
     ApiJson(body): ApiJson<DescriptionIn>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Success>> {
     known(&state, &id)?;
     let group = group_path(&group)?;
     let Some(text) = body.description else {
@@ -341,18 +393,18 @@ async fn description(
     operation_id = "groups_settings",
     tag = "groups",
     summary = "Change a group's settings",
-    params(crate::openapi::common::GroupPath),
+    params(GroupPath),
     request_body = SettingsUpdate,
     responses(
-        (status = 200, body = crate::openapi::common::Success),
+        (status = 200, body = Success),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn settings(
     State(state): State<AppState>,
-    ApiPath((id, group)): ApiPath<(String, String)>,
+    ApiPath(GroupPath { id, group }): ApiPath<GroupPath>,
     ApiJson(body): ApiJson<SettingsUpdate>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Success>> {
     known(&state, &id)?;
     let group = group_path(&group)?;
     let client = operable(&state, &id)?;
@@ -366,16 +418,16 @@ async fn settings(
     operation_id = "groups_leave",
     tag = "groups",
     summary = "Leave a group",
-    params(crate::openapi::common::GroupPath),
+    params(GroupPath),
     responses(
-        (status = 200, body = crate::openapi::common::Success),
+        (status = 200, body = Success),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn leave(
     State(state): State<AppState>,
-    ApiPath((id, group)): ApiPath<(String, String)>,
-) -> ApiResult<Json<Value>> {
+    ApiPath(GroupPath { id, group }): ApiPath<GroupPath>,
+) -> ApiResult<Json<Success>> {
     known(&state, &id)?;
     let group = group_path(&group)?;
     operable(&state, &id)?.leave_group(&group).await?;
@@ -385,6 +437,7 @@ async fn leave(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::group::{MAX_DESCRIPTION_CHARS, MAX_SUBJECT_CHARS};
 
     #[test]
     fn a_group_path_takes_the_jid_or_the_bare_id() {
@@ -407,5 +460,71 @@ mod tests {
         let e = user_jids(&[], false).unwrap_err();
         assert!(e.message.contains("participants"));
         assert!(user_jids(&[], true).unwrap().is_empty());
+    }
+
+    /// The JSON form of a type's schema.
+    fn schema_of<T: utoipa::PartialSchema>() -> serde_json::Value {
+        serde_json::to_value(T::schema()).unwrap()
+    }
+
+    /// `[^…]` listing every character `str::trim` strips, as `\uXXXX`
+    /// single characters and ranges.
+    fn not_blank_pattern() -> String {
+        let spaces: Vec<u32> = (0..=u32::from(char::MAX))
+            .filter(|&c| char::from_u32(c).is_some_and(char::is_whitespace))
+            .collect();
+        let mut class = String::new();
+        let mut i = 0;
+        while i < spaces.len() {
+            let mut j = i;
+            while j + 1 < spaces.len() && spaces[j + 1] == spaces[j] + 1 {
+                j += 1;
+            }
+            class.push_str(&format!("\\u{:04X}", spaces[i]));
+            if j > i + 1 {
+                class.push_str(&format!("-\\u{:04X}", spaces[j]));
+            } else if j == i + 1 {
+                class.push_str(&format!("\\u{:04X}", spaces[j]));
+            }
+            i = j + 1;
+        }
+        format!("[^{class}]")
+    }
+
+    #[test]
+    fn names_are_documented_as_the_subject_check_enforces() {
+        let create = schema_of::<CreateIn>();
+        let subject = schema_of::<SubjectIn>();
+        for name in [
+            &create["properties"]["name"],
+            &subject["properties"]["subject"],
+        ] {
+            assert_eq!(name["minLength"], 1, "{name}");
+            assert_eq!(name["maxLength"], MAX_SUBJECT_CHARS, "{name}");
+            // Matches exactly the strings with a character `trim` keeps,
+            // which are the ones `check_subject` does not call blank.
+            assert_eq!(name["pattern"], not_blank_pattern(), "{name}");
+        }
+    }
+
+    #[test]
+    fn list_bounds_and_the_description_are_documented_as_enforced() {
+        let create = schema_of::<CreateIn>();
+        let participants = &create["properties"]["participants"];
+        assert_eq!(participants["maxItems"], MAX_PARTICIPANTS, "{participants}");
+        assert!(participants.get("minItems").is_none(), "{participants}");
+        let members = schema_of::<super::super::group_members::ParticipantsIn>();
+        let participants = &members["properties"]["participants"];
+        assert_eq!(participants["minItems"], 1, "{participants}");
+        assert_eq!(participants["maxItems"], MAX_PARTICIPANTS, "{participants}");
+        let description = schema_of::<DescriptionIn>();
+        let required = description["required"].as_array().unwrap();
+        assert_eq!(
+            required,
+            &[serde_json::json!("description")],
+            "{description}"
+        );
+        let text = &description["properties"]["description"];
+        assert_eq!(text["maxLength"], MAX_DESCRIPTION_CHARS, "{text}");
     }
 }

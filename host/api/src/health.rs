@@ -8,9 +8,9 @@
 use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Json};
+use axum::response::Json;
 use axum::routing::get;
-use serde_json::json;
+use serde::Serialize;
 
 use super::AppState;
 
@@ -19,6 +19,98 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/livez", get(livez))
         .route("/readyz", get(readyz))
+}
+
+/// The answer of `GET /livez`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Live {
+    /// `ok`.
+    pub status: LiveStatus,
+}
+
+/// What `/livez` says: the process is up.
+#[derive(Debug, Clone, Copy, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LiveStatus {
+    /// The process serves HTTP.
+    Ok,
+}
+
+/// The answer of `GET /readyz`: `200` when every check is `ok`, else `503`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Ready {
+    /// Each check: `ok` or `down`.
+    pub checks: ReadyChecks,
+    /// With `unavailable`: the first failing check.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<ReadyCheck>,
+    /// `ready` or `unavailable`.
+    pub status: ReadyStatus,
+}
+
+/// Whether the gateway is ready.
+#[derive(Debug, Clone, Copy, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReadyStatus {
+    /// Every check is `ok`.
+    Ready,
+    /// A check is `down`.
+    Unavailable,
+}
+
+/// The parts `/readyz` checks, in the order they are checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReadyCheck {
+    /// The store answers a read.
+    Store,
+    /// The blast worker runs.
+    BlastWorker,
+    /// The scheduler runs.
+    Scheduler,
+    /// The webhook delivery workers run.
+    WebhookWorkers,
+}
+
+impl ReadyCheck {
+    /// The check's name as the answer spells it.
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Store => "store",
+            Self::BlastWorker => "blast_worker",
+            Self::Scheduler => "scheduler",
+            Self::WebhookWorkers => "webhook_workers",
+        }
+    }
+}
+
+/// The state of one check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckState {
+    /// The part works.
+    Ok,
+    /// The part does not answer or does not run.
+    Down,
+}
+
+impl CheckState {
+    fn of(ok: bool) -> Self {
+        if ok { Self::Ok } else { Self::Down }
+    }
+}
+
+/// The `checks` of `/readyz`: the state of each part.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ReadyChecks {
+    /// The blast worker runs.
+    pub blast_worker: CheckState,
+    /// The scheduler runs.
+    pub scheduler: CheckState,
+    /// The store answers a read.
+    pub store: CheckState,
+    /// The webhook delivery workers run.
+    pub webhook_workers: CheckState,
 }
 
 /// The process is up and serving HTTP.
@@ -30,15 +122,17 @@ pub fn routes() -> Router<AppState> {
     summary = "Liveness: the process serves HTTP",
     security(()),
     responses(
-        (status = 200, description = "Alive.", body = crate::openapi::answers::Live),
+        (status = 200, description = "Alive.", body = Live),
     )
 )]
-async fn livez() -> Json<serde_json::Value> {
-    Json(json!({ "status": "ok" }))
+async fn livez() -> Json<Live> {
+    Json(Live {
+        status: LiveStatus::Ok,
+    })
 }
 
 /// The parts `/readyz` checks, in order, and whether each is fine.
-fn checks(state: &AppState) -> Vec<(&'static str, bool)> {
+fn checks(state: &AppState) -> [(ReadyCheck, bool); 4] {
     let store = match state.store.schema_version() {
         Ok(_) => true,
         Err(e) => {
@@ -46,11 +140,11 @@ fn checks(state: &AppState) -> Vec<(&'static str, bool)> {
             false
         }
     };
-    vec![
-        ("store", store),
-        ("blast_worker", state.blasts.worker_running()),
-        ("scheduler", state.scheduler.worker_running()),
-        ("webhook_workers", state.webhooks.workers_running()),
+    [
+        (ReadyCheck::Store, store),
+        (ReadyCheck::BlastWorker, state.blasts.worker_running()),
+        (ReadyCheck::Scheduler, state.scheduler.worker_running()),
+        (ReadyCheck::WebhookWorkers, state.webhooks.workers_running()),
     ]
 }
 
@@ -63,31 +157,44 @@ fn checks(state: &AppState) -> Vec<(&'static str, bool)> {
     summary = "Readiness: the store answers and the background workers run",
     security(()),
     responses(
-        (status = 200, description = "Ready.", body = crate::openapi::answers::Ready),
-        (status = 503, description = "Not ready; `reason` names the first failing check.", body = crate::openapi::answers::Ready),
+        (status = 200, description = "Ready.", body = Ready),
+        (status = 503, description = "Not ready; `reason` names the first failing check.", body = Ready),
     )
 )]
-async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
+async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Ready>) {
     let checks = checks(&state);
-    let failing: Vec<&str> = checks
+    let failing: Vec<ReadyCheck> = checks
         .iter()
         .filter(|(_, ok)| !ok)
-        .map(|(name, _)| *name)
+        .map(|(check, _)| *check)
         .collect();
-    let detail: serde_json::Map<String, serde_json::Value> = checks
-        .iter()
-        .map(|(name, ok)| ((*name).to_owned(), json!(if *ok { "ok" } else { "down" })))
-        .collect();
+    let state_of =
+        |which: ReadyCheck| CheckState::of(checks.iter().any(|(check, ok)| *check == which && *ok));
+    let detail = ReadyChecks {
+        blast_worker: state_of(ReadyCheck::BlastWorker),
+        scheduler: state_of(ReadyCheck::Scheduler),
+        store: state_of(ReadyCheck::Store),
+        webhook_workers: state_of(ReadyCheck::WebhookWorkers),
+    };
     match failing.first() {
         None => (
             StatusCode::OK,
-            Json(json!({ "status": "ready", "checks": detail })),
+            Json(Ready {
+                checks: detail,
+                reason: None,
+                status: ReadyStatus::Ready,
+            }),
         ),
         Some(first) => {
-            tracing::warn!(failing = ?failing, "not ready");
+            let names: Vec<&str> = failing.iter().map(|c| c.as_str()).collect();
+            tracing::warn!(failing = ?names, "not ready");
             (
                 StatusCode::SERVICE_UNAVAILABLE,
-                Json(json!({ "status": "unavailable", "reason": first, "checks": detail })),
+                Json(Ready {
+                    checks: detail,
+                    reason: Some(*first),
+                    status: ReadyStatus::Unavailable,
+                }),
             )
         }
     }

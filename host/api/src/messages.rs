@@ -7,19 +7,49 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Json;
 use axum::routing::{get, post};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 use super::AppState;
 use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath, ApiQuery, Paging};
-use super::scheduled;
+use super::scheduled::{self, ScheduledAccepted};
+use crate::domain::message::MessageRecord;
 use crate::domain::send::{SendKind, SendRequest};
+use crate::openapi::common::{SendPath, SessionPath};
 
 /// The message routes.
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/api/v1/sessions/{id}/messages", get(list))
         .route("/api/v1/sessions/{id}/messages/{kind}", post(send))
+}
+
+/// `200` of `POST /api/v1/sessions/{id}/messages/{kind}`: sent now.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct SentOut {
+    /// The network's message id.
+    pub message_id: String,
+    /// Unix seconds.
+    pub timestamp: i64,
+    /// The chat JID it went to.
+    pub to: String,
+}
+
+/// The answer of a send: [`SentOut`] (`200`) or [`ScheduledAccepted`] (`202`).
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum SendOutcome {
+    /// Sent now.
+    Sent(SentOut),
+    /// Stored for its `send_at`.
+    Scheduled(ScheduledAccepted),
+}
+
+impl From<ScheduledAccepted> for SendOutcome {
+    fn from(accepted: ScheduledAccepted) -> Self {
+        Self::Scheduled(accepted)
+    }
 }
 
 #[utoipa::path(
@@ -29,19 +59,19 @@ pub fn routes() -> Router<AppState> {
     tag = "messages",
     summary = "Send a message of one kind, now or at `send_at`",
     description = "The body's shape depends on `kind` (one of the `Send*` schemas); every body has `to` and may have `send_at` (ISO-8601): a future `send_at` stores the send and answers 202.",
-    params(crate::openapi::common::SendPath),
+    params(SendPath),
     request_body(content = crate::openapi::send_bodies::SendBody, description = "The body of the kind named in the path."),
     responses(
-        (status = 200, description = "Sent.", body = crate::openapi::answers::SentOut),
-        (status = 202, description = "Scheduled for `send_at`.", body = crate::openapi::answers::ScheduledAccepted),
+        (status = 200, description = "Sent.", body = SentOut),
+        (status = 202, description = "Scheduled for `send_at`.", body = ScheduledAccepted),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn send(
     State(state): State<AppState>,
-    ApiPath((id, kind)): ApiPath<(String, String)>,
+    ApiPath(SendPath { id, kind }): ApiPath<SendPath>,
     ApiJson(body): ApiJson<Value>,
-) -> ApiResult<(StatusCode, Json<Value>)> {
+) -> ApiResult<(StatusCode, Json<SendOutcome>)> {
     let kind = SendKind::parse(&kind).ok_or_else(|| {
         let known: Vec<&str> = SendKind::ALL.iter().map(|k| k.as_str()).collect();
         ApiError::not_found(
@@ -63,12 +93,25 @@ async fn send(
     let record = state.send.send(&id, request).await?;
     Ok((
         StatusCode::OK,
-        Json(json!({
-            "message_id": record.message_id,
-            "to": record.chat,
-            "timestamp": record.timestamp,
+        Json(SendOutcome::Sent(SentOut {
+            message_id: record.message_id,
+            timestamp: record.timestamp,
+            to: record.chat,
         })),
     ))
+}
+
+/// The answer of `GET /api/v1/sessions/{id}/messages`: newest first.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct MessageList {
+    /// Records on this page.
+    pub count: usize,
+    /// The page size used.
+    pub limit: usize,
+    /// The page of message records.
+    pub messages: Vec<MessageRecord>,
+    /// Records skipped.
+    pub offset: usize,
 }
 
 #[utoipa::path(
@@ -77,23 +120,26 @@ async fn send(
     operation_id = "messages_list",
     tag = "messages",
     summary = "A session's stored messages, newest first",
-    params(crate::openapi::common::SessionPath, crate::extract::Paging),
+    params(SessionPath, Paging),
     responses(
-        (status = 200, body = crate::openapi::answers::MessageList),
+        (status = 200, body = MessageList),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn list(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
     ApiQuery(paging): ApiQuery<Paging>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<MessageList>> {
     if !state.sessions.exists(&id) {
         return Err(switchboard_runtime::sessions::SessionError::NotFound(id).into());
     }
     let (limit, offset) = paging.resolve();
     let messages = state.store.list_messages(&id, offset, limit)?;
-    Ok(Json(
-        json!({ "messages": messages, "count": messages.len(), "limit": limit, "offset": offset }),
-    ))
+    Ok(Json(MessageList {
+        count: messages.len(),
+        limit,
+        messages,
+        offset,
+    }))
 }

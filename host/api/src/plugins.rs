@@ -7,12 +7,14 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Json;
 use axum::routing::{get, post, put};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 
 use super::AppState;
 use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath, ApiQuery};
+use crate::openapi::common::{PluginPath, SuccessMessage};
+use switchboard_plugins::directory::DirectoryView;
+use switchboard_plugins::model::Binding;
 use switchboard_plugins::{BindingIn, PluginError, PluginView, Plugins};
 
 /// The plugin routes.
@@ -49,10 +51,30 @@ impl From<PluginError> for ApiError {
     }
 }
 
+/// Query of an upload.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 struct UploadQuery {
+    /// The plugin's name (else what the component says of itself).
     name: Option<String>,
+}
+
+/// `GET /api/v1/plugins`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct PluginList {
+    /// How many.
+    pub count: usize,
+    /// Every plugin.
+    pub plugins: Vec<PluginView>,
+}
+
+/// `GET /api/v1/plugins/bindings`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct BindingList {
+    /// How many.
+    pub count: usize,
+    /// Every binding, by hook then chain order.
+    pub bindings: Vec<Binding>,
 }
 
 /// Runs a compile-heavy registry operation off the async threads.
@@ -107,13 +129,16 @@ async fn upload(
     tag = "plugins",
     summary = "Every plugin",
     responses(
-        (status = 200, body = crate::openapi::answers::PluginList),
+        (status = 200, body = PluginList),
         crate::openapi::common::ApiErrors,
     )
 )]
-async fn list(State(state): State<AppState>) -> Json<Value> {
+async fn list(State(state): State<AppState>) -> Json<PluginList> {
     let plugins = state.plugins.list();
-    Json(json!({ "count": plugins.len(), "plugins": plugins }))
+    Json(PluginList {
+        count: plugins.len(),
+        plugins,
+    })
 }
 
 #[utoipa::path(
@@ -123,12 +148,12 @@ async fn list(State(state): State<AppState>) -> Json<Value> {
     tag = "plugins",
     summary = "The plugin directory and its manifests",
     responses(
-        (status = 200, body = switchboard_plugins::directory::DirectoryView),
+        (status = 200, body = DirectoryView),
         crate::openapi::common::ApiErrors,
     )
 )]
-async fn directory(State(state): State<AppState>) -> Json<Value> {
-    Json(json!(state.plugins.directory()))
+async fn directory(State(state): State<AppState>) -> Json<DirectoryView> {
+    Json(state.plugins.directory())
 }
 
 #[utoipa::path(
@@ -137,7 +162,7 @@ async fn directory(State(state): State<AppState>) -> Json<Value> {
     operation_id = "plugins_get_one",
     tag = "plugins",
     summary = "A plugin",
-    params(crate::openapi::common::PluginPath),
+    params(PluginPath),
     responses(
         (status = 200, body = PluginView),
         crate::openapi::common::ApiErrors,
@@ -145,7 +170,7 @@ async fn directory(State(state): State<AppState>) -> Json<Value> {
 )]
 async fn get_one(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(PluginPath { id }): ApiPath<PluginPath>,
 ) -> ApiResult<Json<PluginView>> {
     Ok(Json(state.plugins.get(&id)?))
 }
@@ -156,7 +181,7 @@ async fn get_one(
     operation_id = "plugins_replace",
     tag = "plugins",
     summary = "Replace a plugin's component in place",
-    params(crate::openapi::common::PluginPath),
+    params(PluginPath),
     request_body(content = Vec<u8>, content_type = "application/wasm", description = "The component's bytes (a WebAssembly component for wasm32-wasip2)."),
     responses(
         (status = 200, body = PluginView),
@@ -165,7 +190,7 @@ async fn get_one(
 )]
 async fn replace(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(PluginPath { id }): ApiPath<PluginPath>,
     body: Bytes,
 ) -> ApiResult<Json<PluginView>> {
     non_empty(&body)?;
@@ -179,20 +204,21 @@ async fn replace(
     operation_id = "plugins_remove",
     tag = "plugins",
     summary = "Delete a plugin and its bindings",
-    params(crate::openapi::common::PluginPath),
+    params(PluginPath),
     responses(
-        (status = 200, body = crate::openapi::common::SuccessMessage),
+        (status = 200, body = SuccessMessage),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn remove(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
+    ApiPath(PluginPath { id }): ApiPath<PluginPath>,
+) -> ApiResult<Json<SuccessMessage>> {
     state.plugins.delete(&id)?;
-    Ok(Json(
-        json!({ "success": true, "message": format!("plugin `{id}` and its bindings deleted") }),
-    ))
+    Ok(Json(SuccessMessage {
+        success: true,
+        message: format!("plugin `{id}` and its bindings deleted"),
+    }))
 }
 
 #[utoipa::path(
@@ -201,7 +227,7 @@ async fn remove(
     operation_id = "plugins_enable",
     tag = "plugins",
     summary = "Re-enable a quarantined plugin",
-    params(crate::openapi::common::PluginPath),
+    params(PluginPath),
     responses(
         (status = 200, body = PluginView),
         crate::openapi::common::ApiErrors,
@@ -209,7 +235,7 @@ async fn remove(
 )]
 async fn enable(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(PluginPath { id }): ApiPath<PluginPath>,
 ) -> ApiResult<Json<PluginView>> {
     Ok(Json(state.plugins.enable(&id)?))
 }
@@ -222,16 +248,16 @@ async fn enable(
     summary = "Bind a plugin to a hook",
     request_body = BindingIn,
     responses(
-        (status = 201, body = switchboard_plugins::model::Binding),
+        (status = 201, body = Binding),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn create_binding(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<BindingIn>,
-) -> ApiResult<(StatusCode, Json<Value>)> {
+) -> ApiResult<(StatusCode, Json<Binding>)> {
     let b = state.plugins.put_binding(None, body)?;
-    Ok((StatusCode::CREATED, Json(json!(b))))
+    Ok((StatusCode::CREATED, Json(b)))
 }
 
 #[utoipa::path(
@@ -241,13 +267,16 @@ async fn create_binding(
     tag = "plugins",
     summary = "Every binding",
     responses(
-        (status = 200, body = crate::openapi::answers::BindingList),
+        (status = 200, body = BindingList),
         crate::openapi::common::ApiErrors,
     )
 )]
-async fn list_bindings(State(state): State<AppState>) -> ApiResult<Json<Value>> {
-    let b = state.plugins.bindings()?;
-    Ok(Json(json!({ "count": b.len(), "bindings": b })))
+async fn list_bindings(State(state): State<AppState>) -> ApiResult<Json<BindingList>> {
+    let bindings = state.plugins.bindings()?;
+    Ok(Json(BindingList {
+        count: bindings.len(),
+        bindings,
+    }))
 }
 
 #[utoipa::path(
@@ -256,19 +285,19 @@ async fn list_bindings(State(state): State<AppState>) -> ApiResult<Json<Value>> 
     operation_id = "plugins_update_binding",
     tag = "plugins",
     summary = "Replace a binding",
-    params(crate::openapi::common::PluginPath),
+    params(PluginPath),
     request_body = BindingIn,
     responses(
-        (status = 200, body = switchboard_plugins::model::Binding),
+        (status = 200, body = Binding),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn update_binding(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(PluginPath { id }): ApiPath<PluginPath>,
     ApiJson(body): ApiJson<BindingIn>,
-) -> ApiResult<Json<Value>> {
-    Ok(Json(json!(state.plugins.put_binding(Some(&id), body)?)))
+) -> ApiResult<Json<Binding>> {
+    Ok(Json(state.plugins.put_binding(Some(&id), body)?))
 }
 
 #[utoipa::path(
@@ -277,18 +306,19 @@ async fn update_binding(
     operation_id = "plugins_delete_binding",
     tag = "plugins",
     summary = "Delete a binding",
-    params(crate::openapi::common::PluginPath),
+    params(PluginPath),
     responses(
-        (status = 200, body = crate::openapi::common::SuccessMessage),
+        (status = 200, body = SuccessMessage),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn delete_binding(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
+    ApiPath(PluginPath { id }): ApiPath<PluginPath>,
+) -> ApiResult<Json<SuccessMessage>> {
     state.plugins.delete_binding(&id)?;
-    Ok(Json(
-        json!({ "success": true, "message": format!("binding `{id}` deleted") }),
-    ))
+    Ok(Json(SuccessMessage {
+        success: true,
+        message: format!("binding `{id}` deleted"),
+    }))
 }

@@ -7,14 +7,16 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Json;
 use axum::routing::get;
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
 
 use super::AppState;
 use super::error::{ApiError, ApiResult};
 use super::extract::{ApiPath, ApiQuery, Paging};
 use crate::domain::send::SendRequest;
 use crate::domain::time::{iso8601, parse_iso8601, unix_now};
+use crate::openapi::common::{ScheduledPath, SessionPath};
 use switchboard_runtime::scheduler::ScheduleError;
 use switchboard_runtime::scheduler::model::{ScheduledSend, ScheduledStatus};
 use switchboard_runtime::sessions::SessionError;
@@ -42,43 +44,65 @@ pub fn future_send_at(body: &Value) -> ApiResult<Option<i64>> {
     Ok((at > unix_now()).then_some(at))
 }
 
+/// `202` of `POST /api/v1/sessions/{id}/messages/{kind}` with a future `send_at`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ScheduledAccepted {
+    /// The scheduled send's id.
+    pub scheduled_id: String,
+    /// ISO-8601 time it is due.
+    pub send_at: String,
+    /// `scheduled`.
+    pub status: ScheduledStatus,
+}
+
 /// Validates and stores a send for `send_at`; answers `202` with
-/// `{scheduled_id, send_at, status}`.
-pub fn schedule(
+/// [`ScheduledAccepted`] (or the handler's answer made from it).
+pub fn schedule<T: From<ScheduledAccepted>>(
     state: &AppState,
     session_id: &str,
     request: &SendRequest,
     body: Value,
     send_at: i64,
-) -> ApiResult<(StatusCode, Json<Value>)> {
+) -> ApiResult<(StatusCode, Json<T>)> {
     let send = state
         .scheduler
         .schedule(session_id, request, body, send_at)?;
-    Ok((
-        StatusCode::ACCEPTED,
-        Json(json!({
-            "scheduled_id": send.id,
-            "send_at": iso8601(send.send_at),
-            "status": send.status,
-        })),
-    ))
+    let accepted = ScheduledAccepted {
+        scheduled_id: send.id,
+        send_at: iso8601(send.send_at),
+        status: send.status,
+    };
+    Ok((StatusCode::ACCEPTED, Json(accepted.into())))
 }
 
 /// A scheduled send as the API shows it.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub(crate) struct ScheduledOut {
+pub struct ScheduledOut {
+    /// The scheduled send's id (a UUID; ids sort oldest first).
     scheduled_id: String,
+    /// The session that sends it.
     session_id: String,
+    /// The send kind (`text`, `cta-url`, …).
     kind: String,
+    /// The recipient's JID.
     to: String,
+    /// ISO-8601 time it is due.
     send_at: String,
+    /// Where it is in its life.
     status: ScheduledStatus,
+    /// ISO-8601 time it was scheduled.
     created_at: String,
+    /// How many times it was handed to the network.
     attempts: u32,
+    /// The network's message id, once sent.
     message_id: Option<String>,
+    /// ISO-8601 time the network recorded for the sent message.
     sent_at: Option<String>,
+    /// ISO-8601 time it became sent, failed or cancelled.
     finished_at: Option<String>,
+    /// Why the latest attempt did not send it (or why it waits).
     last_error: Option<String>,
+    /// The content as it will be delivered, without `to` (media `data` as its size).
     body: Value,
 }
 
@@ -103,49 +127,63 @@ impl From<ScheduledSend> for ScheduledOut {
     }
 }
 
-/// Query of the listings.
+/// Query of the fleet-wide listing.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
-struct ListQuery {
-    /// Comma-separated statuses.
-    status: Option<String>,
-    /// Fleet-wide listing only: one session.
+struct FleetQuery {
+    /// Only sends in these statuses (comma-separated; all when absent or empty).
+    #[serde(default, deserialize_with = "statuses")]
+    #[param(style = Form, explode = false)]
+    status: Vec<ScheduledStatus>,
+    /// Only this session's sends.
     session: Option<String>,
+    /// Page size (100; clamped to 1..=1000).
     limit: Option<i64>,
+    /// Sends to skip (0).
     offset: Option<i64>,
 }
 
-impl ListQuery {
-    fn statuses(&self) -> ApiResult<Vec<ScheduledStatus>> {
-        let Some(list) = self.status.as_deref() else {
-            return Ok(Vec::new());
-        };
-        list.split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(|s| {
-                ScheduledStatus::parse(s).ok_or_else(|| {
-                    let known: Vec<&str> =
-                        ScheduledStatus::ALL.iter().map(|s| s.as_str()).collect();
-                    ApiError::bad_request(
-                        "invalid_query",
-                        format!(
-                            "`status` names an unknown status `{s}`; use {}",
-                            known.join(", ")
-                        ),
-                    )
-                })
-            })
-            .collect()
-    }
+/// Query of a session's listing: the path names the session, so `session`
+/// (of the fleet-wide listing) is refused here and not documented.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct SessionQuery {
+    /// Only sends in these statuses (comma-separated; all when absent or empty).
+    #[serde(default, deserialize_with = "statuses")]
+    #[param(style = Form, explode = false)]
+    status: Vec<ScheduledStatus>,
+    /// Refused: it filters the fleet-wide listing.
+    #[param(ignore)]
+    session: Option<String>,
+    /// Page size (100; clamped to 1..=1000).
+    limit: Option<i64>,
+    /// Sends to skip (0).
+    offset: Option<i64>,
+}
 
-    fn paging(&self) -> (usize, usize) {
-        Paging {
-            limit: self.limit,
-            offset: self.offset,
-        }
-        .resolve()
-    }
+/// Reads a comma-separated list of statuses; blank entries are skipped and
+/// an unknown status is refused, naming the known ones.
+fn statuses<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<ScheduledStatus>, D::Error> {
+    let Some(list) = Option::<String>::deserialize(d)? else {
+        return Ok(Vec::new());
+    };
+    list.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            ScheduledStatus::parse(s).ok_or_else(|| {
+                let known: Vec<&str> = ScheduledStatus::ALL.iter().map(|s| s.as_str()).collect();
+                D::Error::custom(format!(
+                    "`status` names an unknown status `{s}`; use {}",
+                    known.join(", ")
+                ))
+            })
+        })
+        .collect()
+}
+
+fn paging(limit: Option<i64>, offset: Option<i64>) -> (usize, usize) {
+    Paging { limit, offset }.resolve()
 }
 
 fn known_session(state: &AppState, id: &str) -> ApiResult<()> {
@@ -156,9 +194,27 @@ fn known_session(state: &AppState, id: &str) -> ApiResult<()> {
     }
 }
 
-fn page(sends: Vec<ScheduledSend>, limit: usize, offset: usize) -> Json<Value> {
-    let sends: Vec<ScheduledOut> = sends.into_iter().map(Into::into).collect();
-    Json(json!({ "scheduled": sends, "count": sends.len(), "limit": limit, "offset": offset }))
+/// `GET /api/v1/scheduled` and `GET /api/v1/sessions/{id}/scheduled`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ScheduledList {
+    /// The page of scheduled sends.
+    pub scheduled: Vec<ScheduledOut>,
+    /// Sends on this page.
+    pub count: usize,
+    /// The page size used.
+    pub limit: usize,
+    /// Sends skipped.
+    pub offset: usize,
+}
+
+fn page(sends: Vec<ScheduledSend>, limit: usize, offset: usize) -> Json<ScheduledList> {
+    let scheduled: Vec<ScheduledOut> = sends.into_iter().map(Into::into).collect();
+    Json(ScheduledList {
+        count: scheduled.len(),
+        scheduled,
+        limit,
+        offset,
+    })
 }
 
 #[utoipa::path(
@@ -167,17 +223,17 @@ fn page(sends: Vec<ScheduledSend>, limit: usize, offset: usize) -> Json<Value> {
     operation_id = "scheduled_list",
     tag = "scheduled",
     summary = "A session's scheduled sends",
-    params(crate::openapi::common::SessionPath, ListQuery),
+    params(SessionPath, SessionQuery),
     responses(
-        (status = 200, body = crate::openapi::answers::ScheduledList),
+        (status = 200, body = ScheduledList),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn list(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
-    ApiQuery(query): ApiQuery<ListQuery>,
-) -> ApiResult<Json<Value>> {
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
+    ApiQuery(query): ApiQuery<SessionQuery>,
+) -> ApiResult<Json<ScheduledList>> {
     known_session(&state, &id)?;
     if query.session.is_some() {
         return Err(ApiError::bad_request(
@@ -185,9 +241,10 @@ async fn list(
             "`session` filters the fleet-wide listing (GET /api/v1/scheduled); this path names the session",
         ));
     }
-    let statuses = query.statuses()?;
-    let (limit, offset) = query.paging();
-    let sends = state.scheduler.list(Some(&id), &statuses, offset, limit)?;
+    let (limit, offset) = paging(query.limit, query.offset);
+    let sends = state
+        .scheduler
+        .list(Some(&id), &query.status, offset, limit)?;
     Ok(page(sends, limit, offset))
 }
 
@@ -197,20 +254,21 @@ async fn list(
     operation_id = "scheduled_list_all",
     tag = "scheduled",
     summary = "Every scheduled send of the gateway",
-    params(ListQuery),
+    params(FleetQuery),
     responses(
-        (status = 200, body = crate::openapi::answers::ScheduledList),
+        (status = 200, body = ScheduledList),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn list_all(
     State(state): State<AppState>,
-    ApiQuery(query): ApiQuery<ListQuery>,
-) -> ApiResult<Json<Value>> {
-    let statuses = query.statuses()?;
-    let (limit, offset) = query.paging();
+    ApiQuery(query): ApiQuery<FleetQuery>,
+) -> ApiResult<Json<ScheduledList>> {
+    let (limit, offset) = paging(query.limit, query.offset);
     let session = query.session.as_deref().filter(|s| !s.is_empty());
-    let sends = state.scheduler.list(session, &statuses, offset, limit)?;
+    let sends = state
+        .scheduler
+        .list(session, &query.status, offset, limit)?;
     Ok(page(sends, limit, offset))
 }
 
@@ -220,7 +278,7 @@ async fn list_all(
     operation_id = "scheduled_get_one",
     tag = "scheduled",
     summary = "A scheduled send",
-    params(crate::openapi::common::ScheduledPath),
+    params(ScheduledPath),
     responses(
         (status = 200, body = ScheduledOut),
         crate::openapi::common::ApiErrors,
@@ -228,7 +286,7 @@ async fn list_all(
 )]
 async fn get_one(
     State(state): State<AppState>,
-    ApiPath((id, scheduled_id)): ApiPath<(String, String)>,
+    ApiPath(ScheduledPath { id, scheduled_id }): ApiPath<ScheduledPath>,
 ) -> ApiResult<Json<ScheduledOut>> {
     known_session(&state, &id)?;
     Ok(Json(state.scheduler.get(&id, &scheduled_id)?.into()))
@@ -240,7 +298,7 @@ async fn get_one(
     operation_id = "scheduled_cancel",
     tag = "scheduled",
     summary = "Cancel a scheduled send",
-    params(crate::openapi::common::ScheduledPath),
+    params(ScheduledPath),
     responses(
         (status = 200, body = ScheduledOut),
         crate::openapi::common::ApiErrors,
@@ -248,7 +306,7 @@ async fn get_one(
 )]
 async fn cancel(
     State(state): State<AppState>,
-    ApiPath((id, scheduled_id)): ApiPath<(String, String)>,
+    ApiPath(ScheduledPath { id, scheduled_id }): ApiPath<ScheduledPath>,
 ) -> ApiResult<Json<ScheduledOut>> {
     known_session(&state, &id)?;
     Ok(Json(state.scheduler.cancel(&id, &scheduled_id)?.into()))
@@ -264,5 +322,39 @@ impl From<ScheduleError> for ApiError {
             ScheduleError::InProgress(_) => ApiError::conflict("send_in_progress", msg),
             ScheduleError::Store(s) => s.into(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse<T: serde::de::DeserializeOwned>(q: &str) -> Result<T, String> {
+        let uri: axum::http::Uri = format!("/s?{q}").parse().unwrap();
+        axum::extract::Query::<T>::try_from_uri(&uri)
+            .map(|q| q.0)
+            .map_err(|e| e.body_text())
+    }
+
+    #[test]
+    fn statuses_are_a_comma_separated_list_and_an_unknown_one_is_named() {
+        let q: FleetQuery = parse("status=scheduled,%20cancelled,&session=a").unwrap();
+        assert_eq!(
+            q.status,
+            [ScheduledStatus::Scheduled, ScheduledStatus::Cancelled]
+        );
+        assert!(parse::<FleetQuery>("status=").unwrap().status.is_empty());
+        assert!(parse::<SessionQuery>("").unwrap().status.is_empty());
+        let err = parse::<SessionQuery>("status=sent,pending").unwrap_err();
+        assert!(
+            err.contains("`pending`") && err.contains("scheduled"),
+            "{err}"
+        );
+        assert!(
+            parse::<SessionQuery>("session=a")
+                .unwrap()
+                .session
+                .is_some()
+        );
     }
 }

@@ -6,17 +6,18 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Json;
 use axum::routing::{delete, get, post};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 
 use super::AppState;
 use super::contacts::{account_jid, checked_list};
 use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath};
 use crate::domain::jid::{Jid, JidKind};
+use crate::openapi::common::{SessionJidPath, SessionPath, UserAddress};
 use switchboard_runtime::network::account::{
-    Collection, ResyncMode, ResyncSummary, SpamFlow, SpamReport,
+    Collection, IssuedToken, ResyncMode, ResyncSummary, SpamFlow, SpamReport,
 };
+use switchboard_runtime::sessions::reconnect::ReconnectStatus;
 
 /// The session-operation routes. `tctoken/list` and `tctoken/expired` are
 /// literal segments and win over `tctoken/{jid}`.
@@ -46,13 +47,28 @@ pub fn routes() -> Router<AppState> {
 #[serde(deny_unknown_fields)]
 #[schema(as = SpamReportIn)]
 struct SpamIn {
+    /// The reported message's id; not blank.
+    #[schema(min_length = 1, pattern = r"[^\s\x85]")]
     message_id: String,
+    /// The reported message's timestamp (Unix seconds), zero or more.
+    #[schema(minimum = 0)]
     message_timestamp: f64,
+    /// The sender: a phone number, user JID or LID.
+    #[schema(value_type = Option<UserAddress>)]
     from_jid: Option<String>,
+    /// The participant who sent it, in a group: a phone number, user JID or LID.
+    #[schema(value_type = Option<UserAddress>)]
     participant_jid: Option<String>,
+    /// The group, for group reports: its JID `<digits>@g.us`.
+    #[schema(pattern = r"^[0-9]{1,40}@g\.us$")]
     group_jid: Option<String>,
+    /// The group's name, for group reports.
     group_subject: Option<String>,
+    /// Where in the app the report was made; `message_menu` when absent.
+    #[schema(value_type = Option<SpamFlow>)]
     spam_flow: Option<String>,
+    /// The reported message's media type; not blank when given.
+    #[schema(min_length = 1, pattern = r"[^\s\x85]")]
     media_type: Option<String>,
 }
 
@@ -117,23 +133,35 @@ fn spam_report(b: SpamIn) -> ApiResult<SpamReport> {
     operation_id = "session_ops_report_spam",
     tag = "session-ops",
     summary = "Report a message as spam",
-    params(crate::openapi::common::SessionPath),
+    params(SessionPath),
     request_body = SpamIn,
     responses(
-        (status = 200, body = crate::openapi::answers::SpamReported),
+        (status = 200, body = SpamReported),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn report_spam(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
     ApiJson(body): ApiJson<SpamIn>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<SpamReported>> {
     state.sessions.get(&id)?;
     let report = spam_report(body)?;
     let (client, _) = state.sessions.sender(&id)?;
     let report_id = client.report_spam(&report).await?;
-    Ok(Json(json!({ "success": true, "report_id": report_id })))
+    Ok(Json(SpamReported {
+        report_id,
+        success: true,
+    }))
+}
+
+/// The answer of `POST …/spam/report`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct SpamReported {
+    /// The network's report id.
+    pub report_id: String,
+    /// Always `true`.
+    pub success: bool,
 }
 
 /// Body of `POST …/tctoken/issue`.
@@ -141,7 +169,17 @@ async fn report_spam(
 #[serde(deny_unknown_fields)]
 #[schema(as = IssueTokensIn)]
 struct IssueIn {
+    /// The contacts: phone numbers, user JIDs or LIDs (1 to 1000;
+    /// duplicates are dropped).
+    #[schema(value_type = Vec<UserAddress>, min_items = 1, max_items = 1000)]
     jids: Vec<String>,
+}
+
+/// The answer of `POST …/tctoken/issue`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct IssuedTokens {
+    /// One token per distinct contact.
+    pub tokens: Vec<IssuedToken>,
 }
 
 #[utoipa::path(
@@ -150,23 +188,38 @@ struct IssueIn {
     operation_id = "session_ops_issue_tokens",
     tag = "session-ops",
     summary = "Issue trust tokens to contacts",
-    params(crate::openapi::common::SessionPath),
+    params(SessionPath),
     request_body = IssueIn,
     responses(
-        (status = 200, body = crate::openapi::answers::IssuedTokens),
+        (status = 200, body = IssuedTokens),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn issue_tokens(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
     ApiJson(body): ApiJson<IssueIn>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<IssuedTokens>> {
     state.sessions.get(&id)?;
     let jids = checked_list("jids", &body.jids, account_jid)?;
     let (client, _) = state.sessions.sender(&id)?;
     let tokens = client.issue_trust_tokens(&jids).await?;
-    Ok(Json(json!({ "tokens": tokens })))
+    Ok(Json(IssuedTokens { tokens }))
+}
+
+/// The answer of `GET …/tctoken/{jid}`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct TokenLookup {
+    /// Whether it has expired.
+    pub expired: bool,
+    /// Whether a token is held.
+    pub found: bool,
+    /// The contact's JID.
+    pub jid: String,
+    /// Unix seconds this account last sent its own token; `null` when not found.
+    pub sender_timestamp: Option<i64>,
+    /// Unix seconds the contact's token was received; `null` when not found.
+    pub token_timestamp: Option<i64>,
 }
 
 #[utoipa::path(
@@ -175,35 +228,42 @@ async fn issue_tokens(
     operation_id = "session_ops_get_token",
     tag = "session-ops",
     summary = "The trust token held from a contact",
-    params(crate::openapi::common::SessionJidPath),
+    params(SessionJidPath),
     responses(
-        (status = 200, body = crate::openapi::answers::TokenLookup),
+        (status = 200, body = TokenLookup),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn get_token(
     State(state): State<AppState>,
-    ApiPath((id, jid)): ApiPath<(String, String)>,
-) -> ApiResult<Json<Value>> {
+    ApiPath(SessionJidPath { id, jid }): ApiPath<SessionJidPath>,
+) -> ApiResult<Json<TokenLookup>> {
     let client = state.sessions.client(&id)?;
     let jid = account_jid("jid", &jid)?;
     let body = match client.trust_token(&jid).await? {
-        Some(t) => json!({
-            "jid": t.jid,
-            "token_timestamp": t.token_timestamp,
-            "sender_timestamp": t.sender_timestamp,
-            "found": true,
-            "expired": t.expired,
-        }),
-        None => json!({
-            "jid": jid.to_string(),
-            "token_timestamp": null,
-            "sender_timestamp": null,
-            "found": false,
-            "expired": false,
-        }),
+        Some(t) => TokenLookup {
+            expired: t.expired,
+            found: true,
+            jid: t.jid,
+            sender_timestamp: t.sender_timestamp,
+            token_timestamp: t.token_timestamp,
+        },
+        None => TokenLookup {
+            expired: false,
+            found: false,
+            jid: jid.to_string(),
+            sender_timestamp: None,
+            token_timestamp: None,
+        },
     };
     Ok(Json(body))
+}
+
+/// The answer of `GET …/tctoken/list`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct TokenJids {
+    /// The JIDs with a token, sorted.
+    pub jids: Vec<String>,
 }
 
 #[utoipa::path(
@@ -212,18 +272,25 @@ async fn get_token(
     operation_id = "session_ops_list_tokens",
     tag = "session-ops",
     summary = "The JIDs the session holds a trust token from",
-    params(crate::openapi::common::SessionPath),
+    params(SessionPath),
     responses(
-        (status = 200, body = crate::openapi::answers::TokenJids),
+        (status = 200, body = TokenJids),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn list_tokens(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
+) -> ApiResult<Json<TokenJids>> {
     let jids = state.sessions.client(&id)?.trust_token_jids().await?;
-    Ok(Json(json!({ "jids": jids })))
+    Ok(Json(TokenJids { jids }))
+}
+
+/// The answer of `DELETE …/tctoken/expired`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct TokensPruned {
+    /// Tokens removed.
+    pub pruned_count: usize,
 }
 
 #[utoipa::path(
@@ -232,18 +299,18 @@ async fn list_tokens(
     operation_id = "session_ops_prune_tokens",
     tag = "session-ops",
     summary = "Remove expired trust tokens",
-    params(crate::openapi::common::SessionPath),
+    params(SessionPath),
     responses(
-        (status = 200, body = crate::openapi::answers::TokensPruned),
+        (status = 200, body = TokensPruned),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn prune_tokens(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
-    let pruned = state.sessions.client(&id)?.prune_trust_tokens().await?;
-    Ok(Json(json!({ "pruned_count": pruned })))
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
+) -> ApiResult<Json<TokensPruned>> {
+    let pruned_count = state.sessions.client(&id)?.prune_trust_tokens().await?;
+    Ok(Json(TokensPruned { pruned_count }))
 }
 
 #[utoipa::path(
@@ -252,17 +319,17 @@ async fn prune_tokens(
     operation_id = "session_ops_get_reconnect",
     tag = "session-ops",
     summary = "Auto-reconnect state",
-    params(crate::openapi::common::SessionPath),
+    params(SessionPath),
     responses(
-        (status = 200, body = switchboard_runtime::sessions::reconnect::ReconnectStatus),
+        (status = 200, body = ReconnectStatus),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn get_reconnect(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
-    Ok(Json(json!(state.sessions.reconnect_status(&id)?)))
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
+) -> ApiResult<Json<ReconnectStatus>> {
+    Ok(Json(state.sessions.reconnect_status(&id)?))
 }
 
 /// Body of `PUT …/reconnect`.
@@ -270,6 +337,7 @@ async fn get_reconnect(
 #[serde(deny_unknown_fields)]
 #[schema(as = ReconnectSettingIn)]
 struct ReconnectIn {
+    /// Whether the session reconnects by itself after a drop.
     enabled: bool,
 }
 
@@ -279,20 +347,26 @@ struct ReconnectIn {
     operation_id = "session_ops_set_reconnect",
     tag = "session-ops",
     summary = "Turn auto-reconnect on or off",
-    params(crate::openapi::common::SessionPath),
+    params(SessionPath),
     request_body = ReconnectIn,
     responses(
-        (status = 200, body = switchboard_runtime::sessions::reconnect::ReconnectStatus),
+        (status = 200, body = ReconnectStatus),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn set_reconnect(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
     ApiJson(body): ApiJson<ReconnectIn>,
-) -> ApiResult<Json<Value>> {
-    let status = state.sessions.set_auto_reconnect(&id, body.enabled)?;
-    Ok(Json(json!(status)))
+) -> ApiResult<Json<ReconnectStatus>> {
+    Ok(Json(state.sessions.set_auto_reconnect(&id, body.enabled)?))
+}
+
+/// The answer of `GET` and `PUT …/history-sync`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct HistorySync {
+    /// Whether history sync is skipped at the next pairing.
+    pub skip_history_sync: bool,
 }
 
 #[utoipa::path(
@@ -301,18 +375,18 @@ async fn set_reconnect(
     operation_id = "session_ops_get_history_sync",
     tag = "session-ops",
     summary = "Whether history sync is skipped",
-    params(crate::openapi::common::SessionPath),
+    params(SessionPath),
     responses(
-        (status = 200, body = crate::openapi::answers::HistorySync),
+        (status = 200, body = HistorySync),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn get_history_sync(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
-    let skip = state.sessions.skip_history_sync(&id)?;
-    Ok(Json(json!({ "skip_history_sync": skip })))
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
+) -> ApiResult<Json<HistorySync>> {
+    let skip_history_sync = state.sessions.skip_history_sync(&id)?;
+    Ok(Json(HistorySync { skip_history_sync }))
 }
 
 /// Body of `PUT …/history-sync`.
@@ -320,6 +394,7 @@ async fn get_history_sync(
 #[serde(deny_unknown_fields)]
 #[schema(as = HistorySyncIn)]
 struct HistorySyncIn {
+    /// Whether to skip history sync at the next pairing.
     skip: bool,
 }
 
@@ -329,20 +404,20 @@ struct HistorySyncIn {
     operation_id = "session_ops_set_history_sync",
     tag = "session-ops",
     summary = "Skip history sync or not",
-    params(crate::openapi::common::SessionPath),
+    params(SessionPath),
     request_body = HistorySyncIn,
     responses(
-        (status = 200, body = crate::openapi::answers::HistorySync),
+        (status = 200, body = HistorySync),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn set_history_sync(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
     ApiJson(body): ApiJson<HistorySyncIn>,
-) -> ApiResult<Json<Value>> {
-    let skip = state.sessions.set_skip_history_sync(&id, body.skip)?;
-    Ok(Json(json!({ "skip_history_sync": skip })))
+) -> ApiResult<Json<HistorySync>> {
+    let skip_history_sync = state.sessions.set_skip_history_sync(&id, body.skip)?;
+    Ok(Json(HistorySync { skip_history_sync }))
 }
 
 /// Body of `POST …/appstate/resync`.
@@ -350,7 +425,12 @@ async fn set_history_sync(
 #[serde(deny_unknown_fields)]
 #[schema(as = AppStateResyncIn)]
 struct ResyncIn {
+    /// The collections to resync, at least one (duplicates are dropped,
+    /// order kept).
+    #[schema(value_type = Vec<Collection>, min_items = 1)]
     collections: Vec<String>,
+    /// How to fetch; `incremental` when absent.
+    #[schema(value_type = Option<ResyncMode>)]
     mode: Option<String>,
 }
 
@@ -396,16 +476,16 @@ fn resync_request(b: &ResyncIn) -> ApiResult<(Vec<Collection>, ResyncMode)> {
     operation_id = "session_ops_resync",
     tag = "session-ops",
     summary = "Resync app-state collections",
-    params(crate::openapi::common::SessionPath),
+    params(SessionPath),
     request_body = ResyncIn,
     responses(
-        (status = 200, body = switchboard_runtime::network::account::ResyncSummary),
+        (status = 200, body = ResyncSummary),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn resync(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
     ApiJson(body): ApiJson<ResyncIn>,
 ) -> ApiResult<Json<ResyncSummary>> {
     state.sessions.get(&id)?;
@@ -484,5 +564,15 @@ mod tests {
         let mut b = spam(None);
         b.group_jid = Some("15550001111@s.whatsapp.net".into());
         assert!(spam_report(b).unwrap_err().message.contains("`group_jid`"));
+    }
+
+    #[test]
+    fn the_documented_group_jid_is_the_one_sends_take() {
+        use utoipa::PartialSchema;
+        let schema = serde_json::to_value(SpamIn::schema()).unwrap();
+        assert_eq!(
+            schema["properties"]["group_jid"]["pattern"],
+            crate::openapi::send_bodies::GROUP_JID_PATTERN
+        );
     }
 }

@@ -1,17 +1,22 @@
 //! Session lifecycle: create, list, get, delete, connect, disconnect, logout,
 //! status, QR code, pair by code, pause and resume.
 
+use std::borrow::Cow;
+
 use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Json;
 use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use utoipa::openapi::schema::{AllOfBuilder, AnyOfBuilder, ObjectBuilder, Schema, Type};
+use utoipa::openapi::{Ref, RefOr};
+use utoipa::{PartialSchema, ToSchema};
 
 use super::AppState;
-use super::error::{ApiError, ApiResult};
+use super::error::ApiResult;
 use super::extract::{ApiJson, ApiPath, MaybeJson};
+use crate::openapi::common::{PhoneNumber, SessionPath, SuccessMessage};
 use switchboard_runtime::sessions::{NewSession, SessionInfo};
 
 /// The session routes.
@@ -33,14 +38,77 @@ pub fn routes() -> Router<AppState> {
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateSessionIn {
-    /// The session id; a UUID is generated when absent.
+    /// The session id, 1 to 64 letters, digits, `_`, `-` and `.`, not
+    /// starting with a dot; a UUID is generated when absent.
+    #[schema(pattern = r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$")]
     pub id: Option<String>,
     /// A label; on the simulated network also the account's push name.
     pub name: Option<String>,
-    /// `sim` or `whatsapp`; the gateway's default when absent.
-    pub network: Option<String>,
+    /// The network backend; the gateway's default when absent. Which ones
+    /// are available depends on the build and the configuration.
+    pub network: Option<NetworkName>,
     /// Simulated network only: the account's phone number.
+    #[schema(value_type = Option<PhoneNumber>)]
     pub phone: Option<String>,
+}
+
+/// A network backend a session can be created on.
+#[derive(Debug, Clone, Copy, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NetworkName {
+    /// The simulated network (when enabled).
+    Sim,
+    /// The real network (when built in).
+    Whatsapp,
+}
+
+impl NetworkName {
+    /// The network's name as the runtime knows it.
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Sim => "sim",
+            Self::Whatsapp => "whatsapp",
+        }
+    }
+}
+
+/// The documented body of `POST /api/v1/sessions`: a [`CreateSessionIn`]
+/// whose `phone`, when given, goes with the `sim` network (named, or the
+/// gateway's default).
+pub struct CreateSessionBody;
+
+impl PartialSchema for CreateSessionBody {
+    fn schema() -> RefOr<Schema> {
+        let sim = ObjectBuilder::new().property(
+            "network",
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .enum_values(Some([NetworkName::Sim.as_str()])),
+        );
+        let no_phone =
+            ObjectBuilder::new().property("phone", ObjectBuilder::new().schema_type(Type::Null));
+        AllOfBuilder::new()
+            .item(Ref::from_schema_name(CreateSessionIn::name()))
+            .item(AnyOfBuilder::new().item(sim).item(no_phone))
+            .description(Some(
+                "Every field may be left out; `phone` is only for the `sim` network.",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for CreateSessionBody {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("CreateSessionBody")
+    }
+
+    fn schemas(out: &mut Vec<(String, RefOr<Schema>)>) {
+        out.push((
+            CreateSessionIn::name().into_owned(),
+            CreateSessionIn::schema(),
+        ));
+        CreateSessionIn::schemas(out);
+    }
 }
 
 /// A session as the API shows it.
@@ -98,7 +166,7 @@ impl From<SessionInfo> for SessionOut {
     operation_id = "sessions_create",
     tag = "sessions",
     summary = "Create a session",
-    request_body(content = Option<CreateSessionIn>, description = "Optional; every field may be left out."),
+    request_body(content = Option<CreateSessionBody>, description = "Optional; every field may be left out."),
     responses(
         (status = 201, description = "Created.", body = SessionOut),
         crate::openapi::common::ApiErrors,
@@ -111,11 +179,20 @@ async fn create(
     let new = NewSession {
         id: body.id,
         name: body.name,
-        network: body.network,
+        network: body.network.map(|n| n.as_str().to_owned()),
         phone: body.phone,
     };
     let info = state.sessions.create(new).await?;
     Ok((StatusCode::CREATED, Json(info.into())))
+}
+
+/// The answer of `GET /api/v1/sessions`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct SessionList {
+    /// How many sessions.
+    pub count: usize,
+    /// Every session, ordered by id.
+    pub sessions: Vec<SessionOut>,
 }
 
 #[utoipa::path(
@@ -125,15 +202,16 @@ async fn create(
     tag = "sessions",
     summary = "List sessions",
     responses(
-        (status = 200, body = crate::openapi::answers::SessionList),
+        (status = 200, body = SessionList),
         crate::openapi::common::ApiErrors,
     )
 )]
-async fn list(State(state): State<AppState>) -> ApiResult<Json<Value>> {
+async fn list(State(state): State<AppState>) -> ApiResult<Json<SessionList>> {
     let sessions: Vec<SessionOut> = state.sessions.list()?.into_iter().map(Into::into).collect();
-    Ok(Json(
-        json!({ "count": sessions.len(), "sessions": sessions }),
-    ))
+    Ok(Json(SessionList {
+        count: sessions.len(),
+        sessions,
+    }))
 }
 
 #[utoipa::path(
@@ -142,7 +220,7 @@ async fn list(State(state): State<AppState>) -> ApiResult<Json<Value>> {
     operation_id = "sessions_get_one",
     tag = "sessions",
     summary = "Get a session",
-    params(crate::openapi::common::SessionPath),
+    params(SessionPath),
     responses(
         (status = 200, body = SessionOut),
         crate::openapi::common::ApiErrors,
@@ -150,9 +228,44 @@ async fn list(State(state): State<AppState>) -> ApiResult<Json<Value>> {
 )]
 async fn get_one(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
 ) -> ApiResult<Json<SessionOut>> {
     Ok(Json(state.sessions.get(&id)?.into()))
+}
+
+/// The answer of `GET /api/v1/sessions/{id}/status`: the session and its
+/// webhooks' delivery health.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct SessionStatusOut {
+    /// The session.
+    #[serde(flatten)]
+    pub session: SessionOut,
+    /// Delivery diagnostics.
+    pub diagnostics: Diagnostics,
+}
+
+/// The `diagnostics` of a session's status.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Diagnostics {
+    /// One entry per webhook URL of the session, sorted by URL.
+    pub webhooks: Vec<WebhookHealth>,
+}
+
+/// Delivery health of one webhook URL.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct WebhookHealth {
+    /// Whether the URL is suspended (deliveries skipped, one probe at a time).
+    pub circuit_open: bool,
+    /// Failed attempts in a row.
+    pub consecutive_failures: u32,
+    /// The last failure.
+    pub last_error: Option<String>,
+    /// Seconds until the next probe, while suspended.
+    pub retry_in_seconds: Option<f64>,
+    /// Deliveries skipped while suspended.
+    pub skipped_while_suspended: u64,
+    /// The URL.
+    pub url: String,
 }
 
 /// The session with `diagnostics.webhooks[]`: delivery health per webhook URL.
@@ -162,35 +275,34 @@ async fn get_one(
     operation_id = "sessions_status",
     tag = "sessions",
     summary = "A session with its webhooks' delivery health",
-    params(crate::openapi::common::SessionPath),
+    params(SessionPath),
     responses(
-        (status = 200, body = crate::openapi::answers::SessionStatusOut),
+        (status = 200, body = SessionStatusOut),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn status(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
+) -> ApiResult<Json<SessionStatusOut>> {
     let session = SessionOut::from(state.sessions.get(&id)?);
-    let webhooks: Vec<Value> = state
+    let webhooks = state
         .webhooks
         .diagnostics(&id)
         .into_iter()
-        .map(|(url, h)| {
-            json!({
-                "url": url,
-                "circuit_open": h.circuit_open,
-                "consecutive_failures": h.consecutive_failures,
-                "retry_in_seconds": h.retry_in_seconds,
-                "last_error": h.last_error,
-                "skipped_while_suspended": h.skipped_while_suspended,
-            })
+        .map(|(url, h)| WebhookHealth {
+            circuit_open: h.circuit_open,
+            consecutive_failures: h.consecutive_failures,
+            last_error: h.last_error,
+            retry_in_seconds: h.retry_in_seconds,
+            skipped_while_suspended: h.skipped_while_suspended,
+            url,
         })
         .collect();
-    let mut body = serde_json::to_value(session).map_err(ApiError::internal)?;
-    body["diagnostics"] = json!({ "webhooks": webhooks });
-    Ok(Json(body))
+    Ok(Json(SessionStatusOut {
+        session,
+        diagnostics: Diagnostics { webhooks },
+    }))
 }
 
 #[utoipa::path(
@@ -199,16 +311,16 @@ async fn status(
     operation_id = "sessions_delete",
     tag = "sessions",
     summary = "Delete a session and everything stored for it",
-    params(crate::openapi::common::SessionPath),
+    params(SessionPath),
     responses(
-        (status = 200, body = crate::openapi::common::SuccessMessage),
+        (status = 200, body = SuccessMessage),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn delete(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
+) -> ApiResult<Json<SuccessMessage>> {
     if !state.sessions.exists(&id) {
         return Err(switchboard_runtime::sessions::SessionError::NotFound(id).into());
     }
@@ -216,9 +328,10 @@ async fn delete(
     // session's rows after the cascade removed them.
     state.webhooks.forget_session(&id);
     state.sessions.delete(&id).await?;
-    Ok(Json(
-        json!({ "success": true, "message": format!("session `{id}` and everything stored for it were deleted") }),
-    ))
+    Ok(Json(SuccessMessage {
+        success: true,
+        message: format!("session `{id}` and everything stored for it were deleted"),
+    }))
 }
 
 #[utoipa::path(
@@ -227,7 +340,7 @@ async fn delete(
     operation_id = "sessions_connect",
     tag = "sessions",
     summary = "Connect (an unpaired session starts showing QR codes)",
-    params(crate::openapi::common::SessionPath),
+    params(SessionPath),
     responses(
         (status = 200, body = SessionOut),
         crate::openapi::common::ApiErrors,
@@ -235,7 +348,7 @@ async fn delete(
 )]
 async fn connect(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
 ) -> ApiResult<Json<SessionOut>> {
     Ok(Json(state.sessions.connect(&id).await?.into()))
 }
@@ -246,7 +359,7 @@ async fn connect(
     operation_id = "sessions_disconnect",
     tag = "sessions",
     summary = "Disconnect, keeping the credentials",
-    params(crate::openapi::common::SessionPath),
+    params(SessionPath),
     responses(
         (status = 200, body = SessionOut),
         crate::openapi::common::ApiErrors,
@@ -254,7 +367,7 @@ async fn connect(
 )]
 async fn disconnect(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
 ) -> ApiResult<Json<SessionOut>> {
     Ok(Json(state.sessions.disconnect(&id).await?.into()))
 }
@@ -265,7 +378,7 @@ async fn disconnect(
     operation_id = "sessions_logout",
     tag = "sessions",
     summary = "Log out: unlink the device and forget the credentials",
-    params(crate::openapi::common::SessionPath),
+    params(SessionPath),
     responses(
         (status = 200, body = SessionOut),
         crate::openapi::common::ApiErrors,
@@ -273,9 +386,18 @@ async fn disconnect(
 )]
 async fn logout(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
 ) -> ApiResult<Json<SessionOut>> {
     Ok(Json(state.sessions.logout(&id).await?.into()))
+}
+
+/// The answer of `GET /api/v1/sessions/{id}/qr`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct QrOut {
+    /// Unix seconds when it is replaced.
+    pub expires_at: i64,
+    /// The current QR code's content (rotates).
+    pub qr: String,
 }
 
 #[utoipa::path(
@@ -284,15 +406,18 @@ async fn logout(
     operation_id = "sessions_qr",
     tag = "sessions",
     summary = "The current QR code of a connecting, unpaired session",
-    params(crate::openapi::common::SessionPath),
+    params(SessionPath),
     responses(
-        (status = 200, body = crate::openapi::answers::QrOut),
+        (status = 200, body = QrOut),
         crate::openapi::common::ApiErrors,
     )
 )]
-async fn qr(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> ApiResult<Json<Value>> {
-    let (code, expires_at) = state.sessions.qr(&id)?;
-    Ok(Json(json!({ "qr": code, "expires_at": expires_at })))
+async fn qr(
+    State(state): State<AppState>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
+) -> ApiResult<Json<QrOut>> {
+    let (qr, expires_at) = state.sessions.qr(&id)?;
+    Ok(Json(QrOut { expires_at, qr }))
 }
 
 /// Body of `POST /api/v1/sessions/{id}/pair`.
@@ -300,7 +425,15 @@ async fn qr(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> ApiR
 #[serde(deny_unknown_fields)]
 pub struct PairIn {
     /// The account's phone number, in international form.
+    #[schema(value_type = PhoneNumber)]
     pub phone_number: String,
+}
+
+/// The answer of `POST /api/v1/sessions/{id}/pair`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct PairOut {
+    /// The code to type on the phone, `ABCD-EFGH`.
+    pub pair_code: String,
 }
 
 #[utoipa::path(
@@ -309,20 +442,27 @@ pub struct PairIn {
     operation_id = "sessions_pair",
     tag = "sessions",
     summary = "Pair by code instead of QR",
-    params(crate::openapi::common::SessionPath),
+    params(SessionPath),
     request_body = PairIn,
     responses(
-        (status = 200, body = crate::openapi::answers::PairOut),
+        (status = 200, body = PairOut),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn pair(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
     ApiJson(body): ApiJson<PairIn>,
-) -> ApiResult<Json<Value>> {
-    let code = state.sessions.pair(&id, &body.phone_number).await?;
-    Ok(Json(json!({ "pair_code": code })))
+) -> ApiResult<Json<PairOut>> {
+    let pair_code = state.sessions.pair(&id, &body.phone_number).await?;
+    Ok(Json(PairOut { pair_code }))
+}
+
+/// The answer of `POST /api/v1/sessions/{id}/pause` and `/resume`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct PausedOut {
+    /// Whether the session is now paused.
+    pub paused: bool,
 }
 
 #[utoipa::path(
@@ -331,18 +471,18 @@ async fn pair(
     operation_id = "sessions_pause",
     tag = "sessions",
     summary = "Pause: stop sending and receiving, stay linked",
-    params(crate::openapi::common::SessionPath),
+    params(SessionPath),
     responses(
-        (status = 200, body = crate::openapi::answers::PausedOut),
+        (status = 200, body = PausedOut),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn pause(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
+) -> ApiResult<Json<PausedOut>> {
     state.sessions.pause(&id).await?;
-    Ok(Json(json!({ "paused": true })))
+    Ok(Json(PausedOut { paused: true }))
 }
 
 #[utoipa::path(
@@ -351,16 +491,16 @@ async fn pause(
     operation_id = "sessions_resume",
     tag = "sessions",
     summary = "Resume a paused session",
-    params(crate::openapi::common::SessionPath),
+    params(SessionPath),
     responses(
-        (status = 200, body = crate::openapi::answers::PausedOut),
+        (status = 200, body = PausedOut),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn resume(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
+) -> ApiResult<Json<PausedOut>> {
     state.sessions.resume(&id).await?;
-    Ok(Json(json!({ "paused": false })))
+    Ok(Json(PausedOut { paused: false }))
 }

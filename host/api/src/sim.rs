@@ -8,16 +8,16 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Json;
 use axum::routing::{get, post};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 
 use super::AppState;
 use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath};
+use super::openapi::common::{SessionPath, Success};
 use crate::domain::jid::{Jid, JidKind};
 use crate::domain::time::unix_now;
 use switchboard_runtime::network::sim::{Faults, SimInbound, SimNetwork};
-use switchboard_runtime::store::SimUser;
+use switchboard_runtime::store::{OutboxEntry, SimUser};
 
 /// The sim control routes.
 pub fn routes() -> Router<AppState> {
@@ -48,12 +48,56 @@ fn jid_field(field: &str, value: &str) -> ApiResult<Jid> {
 #[serde(deny_unknown_fields)]
 #[schema(as = SimUserIn)]
 struct UserIn {
+    /// The user's phone number.
+    #[schema(value_type = crate::openapi::common::PhoneNumber)]
     phone: String,
+    /// The name the user's messages carry.
     push_name: Option<String>,
+    /// The name of the user's business account, if one.
     business_name: Option<String>,
+    /// The user's linked identity: `<digits>@lid` or the bare digits.
+    #[schema(pattern = r"^[0-9]{1,20}(?:@lid)?$")]
     lid: Option<String>,
+    /// The user's about text.
     about: Option<String>,
+    /// The URL of the user's profile picture.
     picture_url: Option<String>,
+}
+
+/// `GET /api/v1/sim/users`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct SimUserList {
+    /// The registered outside users.
+    pub users: Vec<SimUser>,
+    /// How many.
+    pub count: usize,
+}
+
+/// `POST /api/v1/sim/sessions/{id}/scan`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Scanned {
+    /// Always `true`.
+    pub success: bool,
+    /// The linked account's JID.
+    pub jid: String,
+    /// Its phone digits.
+    pub phone_number: String,
+}
+
+/// `POST /api/v1/sim/sessions/{id}/inbound`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Injected {
+    /// The delivered message's id.
+    pub message_id: String,
+}
+
+/// `GET /api/v1/sim/sessions/{id}/outbox`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Outbox {
+    /// What the network received from the session, oldest first.
+    pub messages: Vec<OutboxEntry>,
+    /// How many.
+    pub count: usize,
 }
 
 #[utoipa::path(
@@ -111,14 +155,17 @@ async fn register_user(
     tag = "sim",
     summary = "The registered outside users",
     responses(
-        (status = 200, body = crate::openapi::answers::SimUserList),
+        (status = 200, body = SimUserList),
         crate::openapi::common::ApiErrors,
     )
 )]
-async fn list_users(State(state): State<AppState>) -> ApiResult<Json<Value>> {
+async fn list_users(State(state): State<AppState>) -> ApiResult<Json<SimUserList>> {
     sim(&state)?;
     let users = state.store.list_sim_users()?;
-    Ok(Json(json!({ "users": users, "count": users.len() })))
+    Ok(Json(SimUserList {
+        count: users.len(),
+        users,
+    }))
 }
 
 #[utoipa::path(
@@ -129,18 +176,20 @@ async fn list_users(State(state): State<AppState>) -> ApiResult<Json<Value>> {
     summary = "Scan the session's QR code, as a phone would",
     params(crate::openapi::common::SessionPath),
     responses(
-        (status = 200, body = crate::openapi::answers::Scanned),
+        (status = 200, body = Scanned),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn scan(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
+) -> ApiResult<Json<Scanned>> {
     let account = sim(&state)?.scan(&id).await?;
-    Ok(Json(
-        json!({ "success": true, "jid": account.jid, "phone_number": account.phone }),
-    ))
+    Ok(Json(Scanned {
+        success: true,
+        jid: account.jid,
+        phone_number: account.phone,
+    }))
 }
 
 #[utoipa::path(
@@ -152,15 +201,15 @@ async fn scan(
     params(crate::openapi::common::SessionPath),
     request_body = SimInbound,
     responses(
-        (status = 200, body = crate::openapi::answers::Injected),
+        (status = 200, body = Injected),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn inbound(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
     ApiJson(body): ApiJson<SimInbound>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Injected>> {
     let sim = sim(&state)?;
     let twice = body.duplicate.unwrap_or(false);
     let message = sim.build_inbound(body)?;
@@ -168,7 +217,7 @@ async fn inbound(
         sim.inject_inbound(&id, message.clone()).await?;
     }
     let message_id = sim.inject_inbound(&id, message).await?;
-    Ok(Json(json!({ "message_id": message_id })))
+    Ok(Json(Injected { message_id }))
 }
 
 #[utoipa::path(
@@ -180,15 +229,15 @@ async fn inbound(
     params(crate::openapi::common::SessionPath),
     request_body = switchboard_runtime::network::sim::Faults,
     responses(
-        (status = 200, body = crate::openapi::common::Success),
+        (status = 200, body = Success),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn set_faults(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
     ApiJson(mut faults): ApiJson<Faults>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Success>> {
     if !(0.0..=1.0).contains(&faults.fail_send_rate) {
         return Err(ApiError::invalid_field(
             "fail_send_rate",
@@ -201,7 +250,7 @@ async fn set_faults(
         .map(|j| jid_field("fail_sends_to", j).map(|j| j.to_string()))
         .collect::<ApiResult<_>>()?;
     sim(&state)?.set_faults(&id, faults)?;
-    Ok(Json(json!({ "success": true })))
+    Ok(Json(Success { success: true }))
 }
 
 #[utoipa::path(
@@ -212,16 +261,16 @@ async fn set_faults(
     summary = "Clear a session's faults",
     params(crate::openapi::common::SessionPath),
     responses(
-        (status = 200, body = crate::openapi::common::Success),
+        (status = 200, body = Success),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn clear_faults(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
+) -> ApiResult<Json<Success>> {
     sim(&state)?.set_faults(&id, Faults::default())?;
-    Ok(Json(json!({ "success": true })))
+    Ok(Json(Success { success: true }))
 }
 
 #[utoipa::path(
@@ -232,16 +281,17 @@ async fn clear_faults(
     summary = "What the network received from a session",
     params(crate::openapi::common::SessionPath),
     responses(
-        (status = 200, body = crate::openapi::answers::Outbox),
+        (status = 200, body = Outbox),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn outbox(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
+) -> ApiResult<Json<Outbox>> {
     let messages = sim(&state)?.outbox(&id)?;
-    Ok(Json(
-        json!({ "messages": messages, "count": messages.len() }),
-    ))
+    Ok(Json(Outbox {
+        count: messages.len(),
+        messages,
+    }))
 }

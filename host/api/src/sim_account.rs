@@ -7,14 +7,14 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Json;
 use axum::routing::{get, post};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 
 use super::AppState;
 use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath, MaybeJson};
+use super::openapi::common::SessionPath;
 use crate::domain::jid::{Jid, JidKind};
-use switchboard_runtime::network::sim::SimNetwork;
+use switchboard_runtime::network::sim::{ReceivedReport, SimNetwork};
 use switchboard_runtime::store::SimAddressEntry;
 
 /// The sim account routes.
@@ -40,10 +40,43 @@ fn sim(state: &AppState) -> ApiResult<&SimNetwork> {
 #[serde(deny_unknown_fields)]
 #[schema(as = AddressEntryIn)]
 struct EntryIn {
+    /// The contact's phone number.
+    #[schema(value_type = crate::openapi::common::PhoneNumber)]
     phone: String,
+    /// The contact's full name; blank means none.
     full_name: Option<String>,
+    /// The contact's first name; blank means none.
     first_name: Option<String>,
+    /// The contact's linked identity: `<digits>@lid` or the bare digits.
+    #[schema(pattern = r"^[0-9]{1,20}(?:@lid)?$")]
     lid: Option<String>,
+}
+
+/// `GET /api/v1/sim/sessions/{id}/address-book`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct AddressBook {
+    /// The account's address book.
+    pub entries: Vec<SimAddressEntry>,
+    /// How many.
+    pub count: usize,
+}
+
+/// `POST /api/v1/sim/sessions/{id}/lock`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Locked {
+    /// Always `true`.
+    pub success: bool,
+    /// The reason the session will see.
+    pub reason: String,
+}
+
+/// `GET /api/v1/sim/sessions/{id}/spam-reports`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct SpamReports {
+    /// Reports the network received from the session.
+    pub reports: Vec<ReceivedReport>,
+    /// How many.
+    pub count: usize,
 }
 
 #[utoipa::path(
@@ -61,7 +94,7 @@ struct EntryIn {
 )]
 async fn put_entry(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
     ApiJson(body): ApiJson<EntryIn>,
 ) -> ApiResult<(StatusCode, Json<SimAddressEntry>)> {
     let sim = sim(&state)?;
@@ -107,16 +140,19 @@ async fn put_entry(
     summary = "The account's address book",
     params(crate::openapi::common::SessionPath),
     responses(
-        (status = 200, body = crate::openapi::answers::AddressBook),
+        (status = 200, body = AddressBook),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn list_entries(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
+) -> ApiResult<Json<AddressBook>> {
     let entries = sim(&state)?.address_book(&id)?;
-    Ok(Json(json!({ "entries": entries, "count": entries.len() })))
+    Ok(Json(AddressBook {
+        count: entries.len(),
+        entries,
+    }))
 }
 
 /// Body of `POST /api/v1/sim/sessions/{id}/lock`; may be empty.
@@ -124,6 +160,7 @@ async fn list_entries(
 #[serde(deny_unknown_fields)]
 #[schema(as = LockIn)]
 struct LockIn {
+    /// The reason the session will see; a default when absent or blank.
     reason: Option<String>,
 }
 
@@ -136,21 +173,24 @@ struct LockIn {
     params(crate::openapi::common::SessionPath),
     request_body(content = Option<LockIn>, description = "Optional."),
     responses(
-        (status = 200, body = crate::openapi::answers::Locked),
+        (status = 200, body = Locked),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn lock(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
     MaybeJson(body): MaybeJson<LockIn>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Locked>> {
     let reason = body
         .reason
         .filter(|r| !r.trim().is_empty())
         .unwrap_or_else(|| "locked by the network".to_owned());
     sim(&state)?.lock_account(&id, reason.clone()).await?;
-    Ok(Json(json!({ "success": true, "reason": reason })))
+    Ok(Json(Locked {
+        success: true,
+        reason,
+    }))
 }
 
 #[utoipa::path(
@@ -161,14 +201,17 @@ async fn lock(
     summary = "The spam reports the network received from the session",
     params(crate::openapi::common::SessionPath),
     responses(
-        (status = 200, body = crate::openapi::answers::SpamReports),
+        (status = 200, body = SpamReports),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn spam_reports(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
+) -> ApiResult<Json<SpamReports>> {
     let reports = sim(&state)?.spam_reports(&id)?;
-    Ok(Json(json!({ "reports": reports, "count": reports.len() })))
+    Ok(Json(SpamReports {
+        count: reports.len(),
+        reports,
+    }))
 }

@@ -7,12 +7,16 @@ use axum::Router;
 use axum::extract::State;
 use axum::response::Json;
 use axum::routing::post;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, OneOfBuilder, Schema, Type};
+use utoipa::openapi::{Ref, RefOr};
 
 use super::AppState;
 use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath};
+use super::openapi::common::SessionPath;
+use super::openapi::events::data_schema_name;
 use crate::domain::event::EventName;
 use crate::domain::event_data;
 
@@ -21,13 +25,59 @@ pub fn routes() -> Router<AppState> {
     Router::new().route("/api/v1/sim/sessions/{id}/events", post(inject))
 }
 
-/// Body of `POST /api/v1/sim/sessions/{id}/events`.
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
+/// Body of `POST /api/v1/sim/sessions/{id}/events`: a network-side event's
+/// name and its data.
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-#[schema(as = SimEventIn)]
 struct EventIn {
     event: String,
     data: Value,
+}
+
+/// The body's schema is one alternative per network-side event, pairing the
+/// name with that event's `<Event>Data` component: the same table that
+/// validates the data describes it, so the document allows exactly the
+/// bodies the route takes.
+impl utoipa::PartialSchema for EventIn {
+    fn schema() -> RefOr<Schema> {
+        let mut one_of = OneOfBuilder::new().description(Some(
+            "A network-side event: its name and data fitting the event's `<Event>Data` schema.",
+        ));
+        for event in EventName::ALL
+            .iter()
+            .filter(|e| event_data::network_side(**e))
+        {
+            one_of = one_of.item(
+                ObjectBuilder::new()
+                    .property(
+                        "event",
+                        ObjectBuilder::new()
+                            .schema_type(Type::String)
+                            .enum_values(Some([event.as_str()])),
+                    )
+                    .required("event")
+                    .property("data", Ref::from_schema_name(data_schema_name(*event)))
+                    .required("data")
+                    .additional_properties(Some(AdditionalProperties::FreeForm(false))),
+            );
+        }
+        one_of.into()
+    }
+}
+
+impl utoipa::ToSchema for EventIn {
+    fn name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("SimEventIn")
+    }
+}
+
+/// `POST /api/v1/sim/sessions/{id}/events`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct EventInjected {
+    /// Always `true`.
+    pub success: bool,
+    /// The delivered event's name.
+    pub event: EventName,
 }
 
 /// The names a network may deliver, for error messages.
@@ -50,15 +100,15 @@ fn allowed() -> String {
     params(crate::openapi::common::SessionPath),
     request_body = EventIn,
     responses(
-        (status = 200, body = crate::openapi::answers::EventInjected),
+        (status = 200, body = EventInjected),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn inject(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
     ApiJson(body): ApiJson<EventIn>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<EventInjected>> {
     let sim = state.sim.as_ref().ok_or_else(|| {
         ApiError::not_found("sim_disabled", "the simulated network is not enabled")
     })?;
@@ -98,5 +148,8 @@ async fn inject(
     };
     event_data::validate(event, &body.data)?;
     sim.inject_event(&id, event, body.data).await?;
-    Ok(Json(json!({ "success": true, "event": event })))
+    Ok(Json(EventInjected {
+        success: true,
+        event,
+    }))
 }

@@ -6,15 +6,16 @@ use axum::Router;
 use axum::extract::State;
 use axum::response::Json;
 use axum::routing::post;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, OneOfBuilder, Schema, Type};
+use utoipa::openapi::{Ref, RefOr};
 
 use super::AppState;
 use super::error::{ApiError, ApiResult};
 use super::extract::ApiJson;
 use crate::domain::jid::{Jid, JidKind};
 use switchboard_runtime::network::groups::{GroupError, INVITE_BASE};
-use switchboard_runtime::network::sim::Joiner;
+use switchboard_runtime::network::sim::{JoinStatus, Joiner};
 use switchboard_runtime::sessions::SessionError;
 
 /// The sim group control routes.
@@ -24,13 +25,72 @@ pub fn routes() -> Router<AppState> {
 
 /// Body of `POST /api/v1/sim/groups/join`: `code` and exactly one of
 /// `session_id` and `phone`.
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-#[schema(as = SimJoinIn)]
 struct JoinIn {
     code: String,
     session_id: Option<String>,
     phone: Option<String>,
+}
+
+/// The body's schema: "exactly one of `session_id` and `phone`" is two
+/// alternatives, which a derived schema cannot say.
+impl utoipa::PartialSchema for JoinIn {
+    fn schema() -> RefOr<Schema> {
+        let by = |field: &str, value: RefOr<Schema>| {
+            let code = ObjectBuilder::new()
+                .schema_type(Type::String)
+                .pattern(Some(format!(
+                    r"^(?:{}/+)?[A-Za-z0-9]+$",
+                    INVITE_BASE.replace('.', r"\.")
+                )))
+                .description(Some(
+                    "An invite code, or the link `https://chat.whatsapp.com/<code>`.",
+                ));
+            ObjectBuilder::new()
+                .property("code", code)
+                .required("code")
+                .property(field, value)
+                .required(field)
+                .additional_properties(Some(AdditionalProperties::FreeForm(false)))
+        };
+        OneOfBuilder::new()
+            .description(Some(
+                "Join as a session's account (`session_id`) or as any phone on the network (`phone`).",
+            ))
+            .item(by(
+                "session_id",
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .description(Some("The joining session."))
+                    .into(),
+            ))
+            .item(by("phone", Ref::from_schema_name("PhoneNumber").into()))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for JoinIn {
+    fn name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("SimJoinIn")
+    }
+
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        use utoipa::PartialSchema;
+        schemas.push((
+            "PhoneNumber".into(),
+            crate::openapi::common::PhoneNumber::schema(),
+        ));
+    }
+}
+
+/// `POST /api/v1/sim/groups/join`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Joined {
+    /// The group joined.
+    pub group_jid: String,
+    /// What joining did.
+    pub status: JoinStatus,
 }
 
 /// The code of an invite link, or the code itself.
@@ -57,14 +117,14 @@ fn invite_code(raw: &str) -> ApiResult<&str> {
     summary = "Join a group by invite, as a session's account or any phone",
     request_body = JoinIn,
     responses(
-        (status = 200, body = crate::openapi::answers::Joined),
+        (status = 200, body = Joined),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn join(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<JoinIn>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Joined>> {
     let sim = state.sim.as_ref().ok_or_else(|| {
         ApiError::not_found("sim_disabled", "the simulated network is not enabled")
     })?;
@@ -94,7 +154,7 @@ async fn join(
         }
     };
     match sim.join_by_invite(&joiner, code).await {
-        Ok((group_jid, status)) => Ok(Json(json!({ "group_jid": group_jid, "status": status }))),
+        Ok((group_jid, status)) => Ok(Json(Joined { group_jid, status })),
         Err(GroupError::NotFound(m)) => Err(ApiError::not_found("invite_not_found", m)),
         Err(e) => Err(e.into()),
     }

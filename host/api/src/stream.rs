@@ -14,7 +14,7 @@ use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::routing::get;
 use futures_util::stream::{self, Stream};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast::{self, error::RecvError};
 use tokio_util::sync::CancellationToken;
 
@@ -22,8 +22,8 @@ use super::AppState;
 use super::error::{ApiError, ApiResult};
 use super::extract::ApiQuery;
 use crate::domain::event::{Envelope, EventName};
-use utoipa::openapi::schema::Schema;
-use utoipa::openapi::{Ref, RefOr};
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 use utoipa::{PartialSchema, ToSchema};
 
 /// How often an idle stream sends a keep-alive comment.
@@ -38,7 +38,12 @@ pub fn routes() -> Router<AppState> {
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 struct StreamQuery {
+    /// Session ids, comma-separated (every session when absent or empty; an
+    /// unknown id matches nothing).
     session: Option<String>,
+    /// Event names or `all`, comma-separated (every event when absent, empty
+    /// or with `all`); an unknown name is refused.
+    #[param(value_type = Option<Vec<crate::webhooks::SubscribedEvent>>, style = Form, explode = false)]
     events: Option<String>,
 }
 
@@ -156,13 +161,20 @@ impl Feed {
                 Ok(_) => {}
                 Err(RecvError::Lagged(missed)) => {
                     self.dropped.inc_by(missed);
-                    let data = serde_json::json!({ "missed": missed }).to_string();
+                    let data = serde_json::to_string(&Lagged { missed }).unwrap_or_default();
                     return Some(Event::default().event("lagged").data(data));
                 }
                 Err(RecvError::Closed) => return None,
             }
         }
     }
+}
+
+/// The data of a `lagged` event: how many envelopes the receiver missed.
+#[derive(Debug, Serialize)]
+struct Lagged {
+    /// Envelopes dropped since the receiver's last event.
+    missed: u64,
 }
 
 fn envelope_event(env: &Envelope) -> Event {
@@ -173,13 +185,35 @@ fn envelope_event(env: &Envelope) -> Event {
     Event::default().event(env.event.as_str()).data(data)
 }
 
-/// One event of `GET /api/v1/events/stream`: its `data` line is an envelope
-/// (`AnyEvent`, added with the event components).
+/// One event of `GET /api/v1/events/stream`, as Server-Sent Events frame it
+/// (the shape OpenAPI 3.2 gives an event-stream item): `event` names it and
+/// `data` is a JSON text, an envelope (`AnyEvent`, added with the event
+/// components) or, for `lagged`, `{"missed": n}`.
 pub struct StreamEvent;
 
 impl PartialSchema for StreamEvent {
     fn schema() -> RefOr<Schema> {
-        RefOr::Ref(Ref::from_schema_name("AnyEvent"))
+        ObjectBuilder::new()
+            .description(Some(
+                "One Server-Sent Event: `event` is the envelope's event name (or `lagged`), \
+                 `data` the envelope as JSON (`AnyEvent`; for `lagged`, `{\"missed\": n}`).",
+            ))
+            .property(
+                "event",
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .description(Some("The event's name, or `lagged`.")),
+            )
+            .required("event")
+            .property(
+                "data",
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .content_media_type("application/json")
+                    .description(Some("The envelope as JSON (`AnyEvent`).")),
+            )
+            .required("data")
+            .into()
     }
 }
 

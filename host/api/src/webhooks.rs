@@ -7,11 +7,15 @@ use axum::http::StatusCode;
 use axum::response::Json;
 use axum::routing::{delete, get, post};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::{PartialSchema, ToSchema};
 
 use super::AppState;
 use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath};
+use crate::domain::event::EventName;
+use crate::openapi::common::{DlqPath, SessionPath, SuccessMessage, WebhookPath};
 use switchboard_runtime::sessions::SessionError;
 use switchboard_runtime::webhooks::NewWebhook;
 use switchboard_runtime::webhooks::model::{DlqEntry, Webhook};
@@ -43,24 +47,102 @@ fn known_session(state: &AppState, id: &str) -> ApiResult<()> {
     }
 }
 
+/// The URLs a webhook registration accepts, as far as their form goes: an
+/// `http` or `https` URL with a host name or an IPv4 address, an optional
+/// port, then any path, query and fragment. Whether the host may be reached
+/// (internal addresses are refused unless `WEBHOOK_ALLOW_PRIVATE=true`, and
+/// a name must resolve) is checked at registration, not described here.
+pub const WEBHOOK_URL_PATTERN: &str = concat!(
+    r"^https?://",
+    r"(?:(?:[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*\.)*[A-Za-z]+",
+    r"|(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}",
+    r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9]))",
+    r"(?::[0-9]{1,4})?",
+    r"(?:[/?#][!-~]*)?$",
+);
+
+/// Longest webhook URL.
+const MAX_URL_CHARS: usize = 2048;
+
+/// A webhook URL in the document: [`WEBHOOK_URL_PATTERN`], at most 2048 characters.
+pub struct WebhookUrl;
+
+impl PartialSchema for WebhookUrl {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(WEBHOOK_URL_PATTERN))
+            .max_length(Some(MAX_URL_CHARS))
+            .description(Some(
+                "An `http` or `https` URL. Unless the gateway runs with \
+                 `WEBHOOK_ALLOW_PRIVATE=true`, it must lead to a public address: an IP \
+                 literal that is not internal, or a host name that resolves to a public address.",
+            ))
+            .examples(["https://example.com/hooks/switchboard"])
+            .into()
+    }
+}
+
+impl ToSchema for WebhookUrl {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "WebhookUrl".into()
+    }
+}
+
+/// An event name a subscriber may name, or `all` for every event (webhook
+/// `events`, the stream's `events`).
+pub struct SubscribedEvent;
+
+impl PartialSchema for SubscribedEvent {
+    fn schema() -> RefOr<Schema> {
+        let names = EventName::ALL
+            .iter()
+            .map(|e| e.as_str())
+            .chain(std::iter::once("all"));
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .description(Some("An event name, or `all` for every event."))
+            .enum_values(Some(names))
+            .into()
+    }
+}
+
+impl ToSchema for SubscribedEvent {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "SubscribedEvent".into()
+    }
+}
+
 /// Body of webhook registration.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 #[schema(as = WebhookIn)]
 struct RegisterIn {
+    /// Where deliveries are POSTed.
+    #[schema(value_type = WebhookUrl)]
     url: String,
+    /// The events to deliver (all when absent or null).
+    #[schema(value_type = Option<Vec<SubscribedEvent>>, min_items = 1)]
     events: Option<Vec<String>>,
+    /// HMAC-SHA256 secret; deliveries are signed when set.
+    #[schema(min_length = 1)]
     secret: Option<String>,
 }
 
 /// A webhook as listed (the secret is shown, as the spec lists it).
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub(crate) struct WebhookOut {
+pub struct WebhookOut {
+    /// The webhook id (a UUID).
     id: String,
+    /// Where deliveries are POSTed.
     url: String,
+    /// The subscribed event names (or `all`).
     events: Vec<String>,
+    /// HMAC-SHA256 secret; deliveries are signed when set.
     secret: Option<String>,
+    /// Whether deliveries are attempted.
     enabled: bool,
+    /// Unix seconds of registration.
     created_at: i64,
 }
 
@@ -83,18 +165,18 @@ impl From<Webhook> for WebhookOut {
     operation_id = "webhooks_register",
     tag = "webhooks",
     summary = "Register a webhook",
-    params(crate::openapi::common::SessionPath),
+    params(SessionPath),
     request_body = RegisterIn,
     responses(
-        (status = 201, body = crate::openapi::answers::WebhookCreated),
+        (status = 201, body = WebhookCreated),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn register(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
     ApiJson(body): ApiJson<RegisterIn>,
-) -> ApiResult<(StatusCode, Json<Value>)> {
+) -> ApiResult<(StatusCode, Json<WebhookCreated>)> {
     known_session(&state, &id)?;
     let hook = state
         .webhooks
@@ -109,10 +191,35 @@ async fn register(
         .await?;
     Ok((
         StatusCode::CREATED,
-        Json(
-            json!({ "id": hook.id, "url": hook.url, "events": hook.events, "enabled": hook.enabled }),
-        ),
+        Json(WebhookCreated {
+            id: hook.id,
+            url: hook.url,
+            events: hook.events,
+            enabled: hook.enabled,
+        }),
     ))
+}
+
+/// `201` of `POST …/webhooks`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct WebhookCreated {
+    /// The webhook id (a UUID).
+    pub id: String,
+    /// The URL, normalized.
+    pub url: String,
+    /// The subscribed event names (or `all`).
+    pub events: Vec<String>,
+    /// Whether deliveries are attempted.
+    pub enabled: bool,
+}
+
+/// `GET …/webhooks`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct WebhookList {
+    /// The session's webhooks.
+    pub webhooks: Vec<WebhookOut>,
+    /// How many.
+    pub count: usize,
 }
 
 #[utoipa::path(
@@ -121,16 +228,16 @@ async fn register(
     operation_id = "webhooks_list",
     tag = "webhooks",
     summary = "A session's webhooks",
-    params(crate::openapi::common::SessionPath),
+    params(SessionPath),
     responses(
-        (status = 200, body = crate::openapi::answers::WebhookList),
+        (status = 200, body = WebhookList),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn list(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
+) -> ApiResult<Json<WebhookList>> {
     known_session(&state, &id)?;
     let hooks: Vec<WebhookOut> = state
         .webhooks
@@ -138,7 +245,10 @@ async fn list(
         .into_iter()
         .map(Into::into)
         .collect();
-    Ok(Json(json!({ "webhooks": hooks, "count": hooks.len() })))
+    Ok(Json(WebhookList {
+        count: hooks.len(),
+        webhooks: hooks,
+    }))
 }
 
 #[utoipa::path(
@@ -147,21 +257,22 @@ async fn list(
     operation_id = "webhooks_remove",
     tag = "webhooks",
     summary = "Delete a webhook",
-    params(crate::openapi::common::WebhookPath),
+    params(WebhookPath),
     responses(
-        (status = 200, body = crate::openapi::common::SuccessMessage),
+        (status = 200, body = SuccessMessage),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn remove(
     State(state): State<AppState>,
-    ApiPath((id, webhook_id)): ApiPath<(String, String)>,
-) -> ApiResult<Json<Value>> {
+    ApiPath(WebhookPath { id, webhook_id }): ApiPath<WebhookPath>,
+) -> ApiResult<Json<SuccessMessage>> {
     known_session(&state, &id)?;
     state.webhooks.delete(&id, &webhook_id)?;
-    Ok(Json(
-        json!({ "success": true, "message": format!("webhook `{webhook_id}` deleted") }),
-    ))
+    Ok(Json(SuccessMessage {
+        success: true,
+        message: format!("webhook `{webhook_id}` deleted"),
+    }))
 }
 
 #[utoipa::path(
@@ -170,37 +281,59 @@ async fn remove(
     operation_id = "webhooks_enable",
     tag = "webhooks",
     summary = "Re-enable a webhook (ends a suspension of its URL)",
-    params(crate::openapi::common::WebhookPath),
+    params(WebhookPath),
     responses(
-        (status = 200, body = crate::openapi::common::SuccessMessage),
+        (status = 200, body = SuccessMessage),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn enable(
     State(state): State<AppState>,
-    ApiPath((id, webhook_id)): ApiPath<(String, String)>,
-) -> ApiResult<Json<Value>> {
+    ApiPath(WebhookPath { id, webhook_id }): ApiPath<WebhookPath>,
+) -> ApiResult<Json<SuccessMessage>> {
     known_session(&state, &id)?;
     let hook = state.webhooks.enable(&id, &webhook_id)?;
-    Ok(Json(json!({
-        "success": true,
-        "message": format!("webhook `{}` is enabled; deliveries to {} resume now", hook.id, hook.url),
-    })))
+    Ok(Json(SuccessMessage {
+        success: true,
+        message: format!(
+            "webhook `{}` is enabled; deliveries to {} resume now",
+            hook.id, hook.url
+        ),
+    }))
 }
 
 /// A dead-letter entry as listed: everything but the captured secret.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub(crate) struct DlqOut {
+pub struct DlqOut {
+    /// The entry id (a UUID).
     id: String,
+    /// The session of the event.
     session_id: String,
+    /// The webhook it was for, when it still exists.
     webhook_id: Option<String>,
+    /// The URL it was for.
     webhook_url: String,
+    /// The event name.
     event: String,
+    /// The serialized envelope that failed, verbatim.
     payload: String,
+    /// Why the last attempt failed.
     last_error: String,
+    /// Attempts made.
     attempts: u32,
+    /// Unix seconds of dead-lettering.
     failed_at: i64,
+    /// The delivery id, kept across retries and replays of one event.
     delivery_id: String,
+}
+
+/// `GET …/webhooks/dlq`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct DlqList {
+    /// Dead-lettered deliveries.
+    pub entries: Vec<DlqOut>,
+    /// How many.
+    pub count: usize,
 }
 
 impl From<DlqEntry> for DlqOut {
@@ -226,16 +359,16 @@ impl From<DlqEntry> for DlqOut {
     operation_id = "webhooks_list_dlq",
     tag = "webhooks",
     summary = "The dead-lettered deliveries of a session",
-    params(crate::openapi::common::SessionPath),
+    params(SessionPath),
     responses(
-        (status = 200, body = crate::openapi::answers::DlqList),
+        (status = 200, body = DlqList),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn list_dlq(
     State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
-) -> ApiResult<Json<Value>> {
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
+) -> ApiResult<Json<DlqList>> {
     known_session(&state, &id)?;
     let entries: Vec<DlqOut> = state
         .webhooks
@@ -243,7 +376,10 @@ async fn list_dlq(
         .into_iter()
         .map(Into::into)
         .collect();
-    Ok(Json(json!({ "entries": entries, "count": entries.len() })))
+    Ok(Json(DlqList {
+        count: entries.len(),
+        entries,
+    }))
 }
 
 #[utoipa::path(
@@ -252,21 +388,22 @@ async fn list_dlq(
     operation_id = "webhooks_replay",
     tag = "webhooks",
     summary = "Replay a dead-lettered delivery",
-    params(crate::openapi::common::DlqPath),
+    params(DlqPath),
     responses(
-        (status = 200, body = crate::openapi::common::SuccessMessage),
+        (status = 200, body = SuccessMessage),
         crate::openapi::common::ApiErrors,
     )
 )]
 async fn replay(
     State(state): State<AppState>,
-    ApiPath((id, entry_id)): ApiPath<(String, String)>,
-) -> ApiResult<Json<Value>> {
+    ApiPath(DlqPath { id, entry_id }): ApiPath<DlqPath>,
+) -> ApiResult<Json<SuccessMessage>> {
     known_session(&state, &id)?;
     state.webhooks.replay(&id, &entry_id)?;
-    Ok(Json(
-        json!({ "success": true, "message": "replay scheduled" }),
-    ))
+    Ok(Json(SuccessMessage {
+        success: true,
+        message: "replay scheduled".into(),
+    }))
 }
 
 impl From<switchboard_runtime::webhooks::WebhookError> for ApiError {

@@ -1,13 +1,15 @@
 //! The `data` shapes of network-side events: which events a network (or the
 //! simulated network's control API) may deliver, and the fields each one must
 //! carry. Extra fields pass through untouched; a field is named in errors as a
-//! path such as `data.pinned`.
+//! path such as `data.pinned`. The data of the gateway's own events is typed
+//! in [`own`].
 
 use serde_json::Value;
 
 use super::event::EventName;
 use super::send::FieldError;
 
+pub mod own;
 mod shapes;
 pub use shapes::{RECEIPT_TYPES, shape};
 

@@ -28,6 +28,31 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub const MIN_PHONE_DIGITS: usize = 5;
 /// Most digits in a phone number or user JID (the E.164 maximum).
 pub const MAX_PHONE_DIGITS: usize = 15;
+/// A regular expression (ECMA-262, as JSON Schema uses) that only phone
+/// numbers [`Jid::user`] accepts match: an optional `+`, then 5 to 15 digits
+/// with single separators between them. It describes the accepted form for
+/// API documents and fuzzers; [`Jid::user`] stays the rule.
+pub const PHONE_PATTERN: &str = r"^\+?[0-9](?:[ ().-]?[0-9]){4,14}$";
+
+/// A regular expression that only a person's address matches: a phone
+/// number as in [`PHONE_PATTERN`], a user JID, or a LID.
+pub const USER_PATTERN: &str =
+    r"^(?:\+?[0-9](?:[ ().-]?[0-9]){4,14}|[0-9]{5,15}@(?:s\.whatsapp\.net|c\.us)|[0-9]{1,20}@lid)$";
+
+/// A regular expression that only a person with a phone number matches: a
+/// phone number as in [`PHONE_PATTERN`] or a user JID, never a LID (for
+/// lookups and participant lists, which need the phone).
+pub const PHONE_OR_USER_JID_PATTERN: &str =
+    r"^(?:\+?[0-9](?:[ ().-]?[0-9]){4,14}|[0-9]{5,15}@(?:s\.whatsapp\.net|c\.us))$";
+
+/// A regular expression that only a chat's address matches: a person's
+/// address as in [`USER_PATTERN`], or a group JID.
+pub const CHAT_PATTERN: &str = r"^(?:\+?[0-9](?:[ ().-]?[0-9]){4,14}|[0-9]{5,15}@(?:s\.whatsapp\.net|c\.us)|[0-9]{1,20}@lid|[0-9]{1,40}@g\.us)$";
+
+/// A regular expression that only group addresses match: a group JID or
+/// its bare id.
+pub const GROUP_PATTERN: &str = r"^[0-9]{1,40}(?:@g\.us)?$";
+
 /// Longest input echoed back in a [`JidError`]; longer input is cut with `…`.
 const MAX_ECHO_CHARS: usize = 64;
 
@@ -287,6 +312,13 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// A strategy for the strings a documented pattern matches (proptest's
+    /// generator takes the pattern without its anchors).
+    fn unanchored(pattern: &'static str) -> impl Strategy<Value = String> {
+        let body = pattern.trim_start_matches('^').trim_end_matches('$');
+        proptest::string::string_regex(body).expect("a pattern proptest can generate from")
+    }
+
     fn ok(s: &str) -> Jid {
         Jid::parse_recipient(s).unwrap_or_else(|e| panic!("{s:?}: {e}"))
     }
@@ -405,6 +437,24 @@ mod tests {
             let canonical = Jid::parse(&format!("{user}@s.whatsapp.net")).unwrap();
             prop_assert_eq!(Jid::parse(&format!("{user}@s.service.net")).unwrap(), canonical.clone());
             prop_assert_eq!(Jid::parse(&format!("{user}@c.us")).unwrap(), canonical);
+        }
+
+        #[test]
+        fn every_string_of_the_documented_patterns_is_accepted(
+            phone in unanchored(PHONE_PATTERN),
+            user in unanchored(USER_PATTERN),
+            chat in unanchored(CHAT_PATTERN),
+            group in unanchored(GROUP_PATTERN),
+            phone_or_user in unanchored(PHONE_OR_USER_JID_PATTERN),
+        ) {
+            let phone_or_user = Jid::parse_recipient(&phone_or_user);
+            prop_assert!(phone_or_user.as_ref().is_ok_and(|j| j.kind() == JidKind::User), "{phone_or_user:?}");
+            prop_assert!(Jid::user(&phone).is_ok(), "{phone:?}");
+            let user = Jid::parse_recipient(&user);
+            prop_assert!(user.as_ref().is_ok_and(|j| !j.is_group()), "{user:?}");
+            prop_assert!(Jid::parse_recipient(&chat).is_ok(), "{chat:?}");
+            let full = if group.contains('@') { group.clone() } else { format!("{group}@g.us") };
+            prop_assert!(Jid::parse(&full).is_ok_and(|j| j.is_group()), "{group:?}");
         }
 
         #[test]

@@ -1,5 +1,7 @@
 //! Pure domain types: no I/O, no HTTP, no storage.
 
+#[cfg(feature = "openapi")]
+pub mod address_schema;
 pub mod blast;
 pub mod contact;
 pub mod data_dir;

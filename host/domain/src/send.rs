@@ -198,6 +198,8 @@ impl OutboundContent {
 pub mod wire {
     pub use super::super::send_basic::{ContactWire, LocationWire, PollWire};
     pub use super::super::send_interactive::{ButtonsWire, CtaUrlWire, ListWire};
+    #[cfg(feature = "openapi")]
+    pub use super::super::send_media::media_schema;
     pub use super::super::send_media::{AudioWire, DocumentWire, VisualWire};
     pub use super::super::send_text::{ReactionWire, TextWire};
 }

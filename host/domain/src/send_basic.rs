@@ -55,12 +55,31 @@ pub struct LocationBody {
 pub struct LocationWire {
     /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
-    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(value_type = crate::address_schema::ChatAddress)
+    )]
     _to: IgnoredAny,
+    /// Degrees north, from -90 to 90.
+    #[cfg_attr(feature = "openapi", schema(minimum = -90, maximum = 90))]
     latitude: f64,
+    /// Degrees east, from -180 to 180.
+    #[cfg_attr(feature = "openapi", schema(minimum = -180, maximum = 180))]
     longitude: f64,
+    /// The place's name (at most 1024 characters).
+    #[cfg_attr(feature = "openapi", schema(max_length = 1024))]
     name: Option<String>,
+    /// The place's address (at most 1024 characters).
+    #[cfg_attr(feature = "openapi", schema(max_length = 1024))]
     address: Option<String>,
+    /// A web page about the place: an absolute http/https URL.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            max_length = 2048,
+            pattern = r"^[Hh][Tt][Tt][Pp][Ss]?://[^\s\x00-\x1f\x7f-\x9f/?#@:\[\]]+(?::[0-9]{1,5})?(?:[/?#][^\s\x00-\x1f\x7f-\x9f]*)?$"
+        )
+    )]
     url: Option<String>,
 }
 
@@ -120,8 +139,13 @@ pub struct ContactCard {
 pub struct ContactWire {
     /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
-    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(value_type = crate::address_schema::ChatAddress)
+    )]
     _to: IgnoredAny,
+    /// 1 to 20 cards.
+    #[cfg_attr(feature = "openapi", schema(min_items = 1, max_items = 20))]
     contacts: Vec<CardWire>,
 }
 
@@ -131,9 +155,29 @@ pub struct ContactWire {
 #[serde(deny_unknown_fields, expecting = "an object")]
 #[cfg_attr(feature = "openapi", schema(as = ContactCardIn))]
 pub struct CardWire {
+    /// Display name; not blank, at most 256 characters.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 256, pattern = r"[^\s\x85]")
+    )]
     name: String,
+    /// Phone number.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(value_type = crate::address_schema::PhoneNumber)
+    )]
     phone: String,
+    /// Company (at most 256 characters).
+    #[cfg_attr(feature = "openapi", schema(max_length = 256))]
     organization: Option<String>,
+    /// E-mail address, `local@domain` (at most 254 characters).
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            max_length = 254,
+            pattern = r"^[^@\s\x00-\x1f\x7f-\x9f]+@[^@\s\x00-\x1f\x7f-\x9f]+$"
+        )
+    )]
     email: Option<String>,
 }
 
@@ -207,10 +251,26 @@ pub struct PollBody {
 pub struct PollWire {
     /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
-    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(value_type = crate::address_schema::ChatAddress)
+    )]
     _to: IgnoredAny,
+    /// The question; not blank, at most 255 characters.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 255, pattern = r"[^\s\x85]")
+    )]
     question: String,
+    /// 2 to 12 options; each not blank, at most 100 characters, and unique
+    /// after trimming.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(schema_with = super::send_check::schema::poll_options)
+    )]
     options: Vec<String>,
+    /// How many options a voter may pick: 1 (default) to the number of options.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 12))]
     selectable_count: Option<u32>,
 }
 

@@ -275,6 +275,82 @@ pub(super) fn mimetype(
     Ok(value.to_owned())
 }
 
+/// Schemas of send body fields that the field attributes cannot state, for
+/// the OpenAPI document.
+#[cfg(feature = "openapi")]
+pub(super) mod schema {
+    use utoipa::openapi::RefOr;
+    use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, OneOfBuilder, Schema, Type};
+
+    use super::super::send_basic::{MAX_POLL_OPTION_CHARS, POLL_OPTIONS};
+    use super::super::send_text::MAX_EMOJI_CHARS;
+
+    /// A regular expression that only strings holding something other than
+    /// whitespace match (as [`str::trim`] sees whitespace; U+0085 is one).
+    pub const NOT_BLANK: &str = r"[^\s\x85]";
+
+    /// A MIME type token (a type or a subtype).
+    const MIME_TOKEN: &str = r"[A-Za-z0-9!#$&^_.+-]{1,127}";
+
+    /// A regular expression that only MIME types [`super::mimetype`] takes
+    /// match: `type/subtype` with optional `; parameters`, the type being
+    /// `top` (in any ASCII case) when given.
+    pub fn mimetype_of(top: Option<&str>) -> String {
+        let top = match top {
+            Some(top) => top
+                .chars()
+                .map(|c| format!("[{}{}]", c.to_ascii_uppercase(), c.to_ascii_lowercase()))
+                .collect(),
+            None => MIME_TOKEN.to_owned(),
+        };
+        format!("^{top}/{MIME_TOKEN}(?:;[ -~]*)?$")
+    }
+
+    /// The most base64 characters that always decode to at most `cap` bytes.
+    pub fn base64_chars(cap: usize) -> usize {
+        cap / 3 * 4
+    }
+
+    /// A string that is not blank, of 1 to `max` characters.
+    fn not_blank(max: usize) -> ObjectBuilder {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .min_length(Some(1))
+            .max_length(Some(max))
+            .pattern(Some(NOT_BLANK))
+    }
+
+    /// A reaction's `emoji`: `""`, or at most 16 characters, not blank.
+    pub fn emoji() -> RefOr<Schema> {
+        OneOfBuilder::new()
+            .item(
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .enum_values(Some([""]))
+                    .description(Some("Removes our earlier reaction.")),
+            )
+            .item(not_blank(MAX_EMOJI_CHARS).description(Some("The emoji (not checked to be one).")))
+            .description(Some(
+                "The emoji: at most 16 characters, not only whitespace; `\"\"` removes our earlier reaction.",
+            ))
+            .into()
+    }
+
+    /// A poll's `options`: 2 to 12 distinct strings, each not blank and at
+    /// most 100 characters (unique after trimming, which no schema says).
+    pub fn poll_options() -> RefOr<Schema> {
+        ArrayBuilder::new()
+            .items(not_blank(MAX_POLL_OPTION_CHARS))
+            .min_items(Some(POLL_OPTIONS.0))
+            .max_items(Some(POLL_OPTIONS.1))
+            .unique_items(true)
+            .description(Some(
+                "2 to 12 options; each not blank, at most 100 characters, and unique after trimming.",
+            ))
+            .into()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

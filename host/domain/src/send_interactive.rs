@@ -57,12 +57,37 @@ pub struct CtaUrlBody {
 pub struct CtaUrlWire {
     /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
-    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(value_type = crate::address_schema::ChatAddress)
+    )]
     _to: IgnoredAny,
+    /// Body text; not blank, at most 1024 characters.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 1024, pattern = r"[^\s\x85]")
+    )]
     text: String,
+    /// The button's label; not blank, at most 20 characters.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 20, pattern = r"[^\s\x85]")
+    )]
     button_text: String,
+    /// What the button opens: an absolute http/https URL.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            max_length = 2048,
+            pattern = r"^[Hh][Tt][Tt][Pp][Ss]?://[^\s\x00-\x1f\x7f-\x9f/?#@:\[\]]+(?::[0-9]{1,5})?(?:[/?#][^\s\x00-\x1f\x7f-\x9f]*)?$"
+        )
+    )]
     url: String,
+    /// Header text (at most 60 characters).
+    #[cfg_attr(feature = "openapi", schema(max_length = 60))]
     header: Option<String>,
+    /// Footer text (at most 60 characters).
+    #[cfg_attr(feature = "openapi", schema(max_length = 60))]
     footer: Option<String>,
 }
 
@@ -111,11 +136,25 @@ pub struct Button {
 pub struct ButtonsWire {
     /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
-    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(value_type = crate::address_schema::ChatAddress)
+    )]
     _to: IgnoredAny,
+    /// Body text; not blank, at most 1024 characters.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 1024, pattern = r"[^\s\x85]")
+    )]
     text: String,
+    /// Header text (at most 60 characters).
+    #[cfg_attr(feature = "openapi", schema(max_length = 60))]
     header: Option<String>,
+    /// Footer text (at most 60 characters).
+    #[cfg_attr(feature = "openapi", schema(max_length = 60))]
     footer: Option<String>,
+    /// 1 to 3 buttons with ids unique after trimming.
+    #[cfg_attr(feature = "openapi", schema(min_items = 1, max_items = 3))]
     buttons: Vec<ButtonWire>,
 }
 
@@ -125,7 +164,17 @@ pub struct ButtonsWire {
 #[serde(deny_unknown_fields, expecting = "an object")]
 #[cfg_attr(feature = "openapi", schema(as = ButtonIn))]
 pub struct ButtonWire {
+    /// Id reported back when pressed; not blank, at most 256 characters.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 256, pattern = r"[^\s\x85]")
+    )]
     id: String,
+    /// Label; not blank, at most 20 characters.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 20, pattern = r"[^\s\x85]")
+    )]
     text: String,
 }
 
@@ -199,12 +248,32 @@ pub struct ListRow {
 pub struct ListWire {
     /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
-    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(value_type = crate::address_schema::ChatAddress)
+    )]
     _to: IgnoredAny,
+    /// Body text; not blank, at most 1024 characters.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 1024, pattern = r"[^\s\x85]")
+    )]
     text: String,
+    /// Label of the button that opens the list; not blank, at most 20 characters.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 20, pattern = r"[^\s\x85]")
+    )]
     button_text: String,
+    /// Title above the body (at most 60 characters).
+    #[cfg_attr(feature = "openapi", schema(max_length = 60))]
     title: Option<String>,
+    /// Footer text (at most 60 characters).
+    #[cfg_attr(feature = "openapi", schema(max_length = 60))]
     footer: Option<String>,
+    /// 1 to 10 sections, holding at most 10 rows in all; row ids unique
+    /// after trimming.
+    #[cfg_attr(feature = "openapi", schema(min_items = 1, max_items = 10))]
     sections: Vec<SectionWire>,
 }
 
@@ -214,7 +283,14 @@ pub struct ListWire {
 #[serde(deny_unknown_fields, expecting = "an object")]
 #[cfg_attr(feature = "openapi", schema(as = ListSectionIn))]
 pub struct SectionWire {
+    /// Section title; not blank, at most 24 characters.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 24, pattern = r"[^\s\x85]")
+    )]
     title: String,
+    /// 1 to 10 rows.
+    #[cfg_attr(feature = "openapi", schema(min_items = 1, max_items = 10))]
     rows: Vec<RowWire>,
 }
 
@@ -224,8 +300,20 @@ pub struct SectionWire {
 #[serde(deny_unknown_fields, expecting = "an object")]
 #[cfg_attr(feature = "openapi", schema(as = ListRowIn))]
 pub struct RowWire {
+    /// Id reported back when chosen; not blank, at most 200 characters.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 200, pattern = r"[^\s\x85]")
+    )]
     id: String,
+    /// Row title; not blank, at most 24 characters.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 24, pattern = r"[^\s\x85]")
+    )]
     title: String,
+    /// Text under the title (at most 72 characters).
+    #[cfg_attr(feature = "openapi", schema(max_length = 72))]
     description: Option<String>,
 }
 

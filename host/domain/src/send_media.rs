@@ -128,12 +128,38 @@ pub struct DocumentBody {
 pub struct VisualWire {
     /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
-    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(value_type = crate::address_schema::ChatAddress)
+    )]
     _to: IgnoredAny,
+    /// Where to fetch the bytes: an absolute http/https URL (exactly one of
+    /// `url` and `data`).
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            max_length = 2048,
+            pattern = r"^[Hh][Tt][Tt][Pp][Ss]?://[^\s\x00-\x1f\x7f-\x9f/?#@:\[\]]+(?::[0-9]{1,5})?(?:[/?#][^\s\x00-\x1f\x7f-\x9f]*)?$"
+        )
+    )]
     url: Option<String>,
+    /// The bytes as standard base64 with padding, decoding to 1 byte to the
+    /// kind's cap (exactly one of `url` and `data`).
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            min_length = 4,
+            pattern = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{4}|[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)$"
+        )
+    )]
     data: Option<String>,
+    /// `image/…` for an image, `video/…` for a video, with optional
+    /// `; parameters`; default `image/jpeg` or `video/mp4`.
     mimetype: Option<String>,
+    /// Caption (at most 4096 characters).
+    #[cfg_attr(feature = "openapi", schema(max_length = 4096))]
     caption: Option<String>,
+    /// Whether the recipient may open it only once; default false.
     view_once: Option<bool>,
 }
 
@@ -145,11 +171,35 @@ pub struct VisualWire {
 pub struct AudioWire {
     /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
-    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(value_type = crate::address_schema::ChatAddress)
+    )]
     _to: IgnoredAny,
+    /// Where to fetch the bytes: an absolute http/https URL (exactly one of
+    /// `url` and `data`).
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            max_length = 2048,
+            pattern = r"^[Hh][Tt][Tt][Pp][Ss]?://[^\s\x00-\x1f\x7f-\x9f/?#@:\[\]]+(?::[0-9]{1,5})?(?:[/?#][^\s\x00-\x1f\x7f-\x9f]*)?$"
+        )
+    )]
     url: Option<String>,
+    /// The bytes as standard base64 with padding, decoding to 1 byte to
+    /// 16 MiB (exactly one of `url` and `data`).
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            min_length = 4,
+            pattern = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{4}|[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)$"
+        )
+    )]
     data: Option<String>,
+    /// An `audio/…` type with optional `; parameters`; default
+    /// `audio/ogg; codecs=opus` for voice notes, `audio/mpeg` otherwise.
     mimetype: Option<String>,
+    /// Whether to send as a voice note ("push to talk"); default false.
     ptt: Option<bool>,
 }
 
@@ -161,13 +211,98 @@ pub struct AudioWire {
 pub struct DocumentWire {
     /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
-    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(value_type = crate::address_schema::ChatAddress)
+    )]
     _to: IgnoredAny,
+    /// Where to fetch the bytes: an absolute http/https URL (exactly one of
+    /// `url` and `data`).
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            max_length = 2048,
+            pattern = r"^[Hh][Tt][Tt][Pp][Ss]?://[^\s\x00-\x1f\x7f-\x9f/?#@:\[\]]+(?::[0-9]{1,5})?(?:[/?#][^\s\x00-\x1f\x7f-\x9f]*)?$"
+        )
+    )]
     url: Option<String>,
+    /// The bytes as standard base64 with padding, decoding to 1 byte to
+    /// 100 MiB (exactly one of `url` and `data`).
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            min_length = 4,
+            pattern = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{4}|[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)$"
+        )
+    )]
     data: Option<String>,
+    /// Any `type/subtype` with optional `; parameters`; default
+    /// `application/octet-stream`.
     mimetype: Option<String>,
+    /// File name shown to the recipient: not blank, at most 255 characters,
+    /// no `/`, `\` or control characters, not `.` or `..`.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            min_length = 1,
+            max_length = 255,
+            pattern = r"^(?![\s\x85]*\.\.?[\s\x85]*$)[^/\\\x00-\x1f\x7f-\x9f]*[^/\\\s\x00-\x1f\x7f-\x9f][^/\\\x00-\x1f\x7f-\x9f]*$"
+        )
+    )]
     filename: String,
+    /// Caption (at most 4096 characters).
+    #[cfg_attr(feature = "openapi", schema(max_length = 4096))]
     caption: Option<String>,
+}
+
+/// The schema of the body of a media `kind` (`image`, `video`, `audio` or
+/// `document`): its wire body with that kind's `mimetype` type and `data`
+/// size cap.
+#[cfg(feature = "openapi")]
+pub fn media_schema(kind: SendKind) -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    use utoipa::PartialSchema;
+    use utoipa::openapi::RefOr;
+    use utoipa::openapi::schema::Schema;
+
+    use super::send_check::schema::{base64_chars, mimetype_of};
+
+    let (mut schema, top, cap) = match kind {
+        SendKind::Image => (VisualWire::schema(), Some("image"), MAX_IMAGE_BYTES),
+        SendKind::Video => (VisualWire::schema(), Some("video"), MAX_VIDEO_BYTES),
+        SendKind::Audio => (AudioWire::schema(), Some("audio"), MAX_AUDIO_BYTES),
+        _ => (DocumentWire::schema(), None, MAX_DOCUMENT_BYTES),
+    };
+    let RefOr::T(Schema::Object(body)) = &mut schema else {
+        return schema;
+    };
+    if let (SendKind::Image | SendKind::Video, Some(top)) = (kind, top) {
+        body.description = Some(format!(
+            "The body of an `{top}` send: exactly one of `url` and `data` (base64)."
+        ));
+        if let Some(RefOr::T(Schema::Object(field))) = body.properties.get_mut("mimetype") {
+            let default = if top == "image" {
+                "image/jpeg"
+            } else {
+                "video/mp4"
+            };
+            field.description = Some(format!(
+                "An `{top}/…` type with optional `; parameters`; default `{default}`."
+            ));
+        }
+    }
+    if let Some(RefOr::T(Schema::Object(field))) = body.properties.get_mut("mimetype") {
+        field.max_length = Some(255);
+        field.pattern = Some(mimetype_of(top));
+    }
+    if let Some(RefOr::T(Schema::Object(field))) = body.properties.get_mut("data") {
+        field.max_length = Some(base64_chars(cap));
+        field.description = Some(format!(
+            "The bytes as standard base64 with padding, decoding to 1 byte to {} MiB \
+             (exactly one of `url` and `data`).",
+            cap / MIB
+        ));
+    }
+    schema
 }
 
 /// Validates an `image` body.

@@ -43,10 +43,28 @@ pub struct TextBody {
 pub struct TextWire {
     /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
-    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(value_type = crate::address_schema::ChatAddress)
+    )]
     _to: IgnoredAny,
+    /// The text, as given; not blank, at most 65,536 characters.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 65536, pattern = r"[^\s\x85]")
+    )]
     text: String,
+    /// Id of the message this one replies to; not blank, at most 256 characters.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 256, pattern = r"[^\s\x85]")
+    )]
     quoted_message_id: Option<String>,
+    /// Users mentioned: phone numbers, user JIDs or LIDs (at most 1024).
+    #[cfg_attr(
+        feature = "openapi",
+        schema(value_type = Option<Vec<crate::address_schema::UserAddress>>, max_items = 1024)
+    )]
     mentions: Option<Vec<String>>,
 }
 
@@ -115,11 +133,32 @@ impl ReactionBody {
 pub struct ReactionWire {
     /// The recipient: a phone number or a JID (user, group, `@lid` or broadcast).
     #[serde(rename = "to")]
-    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(value_type = crate::address_schema::ChatAddress)
+    )]
     _to: IgnoredAny,
+    /// Id of the message reacted to; not blank, at most 256 characters.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 256, pattern = r"[^\s\x85]")
+    )]
     message_id: String,
+    /// The emoji: at most 16 characters, not only whitespace; `""` removes
+    /// our earlier reaction.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(schema_with = super::send_check::schema::emoji)
+    )]
     emoji: String,
+    /// Whether the message reacted to was sent by us; default false.
     from_me: Option<bool>,
+    /// Author of the message reacted to, in a group: a phone number, user
+    /// JID or LID. Only when `to` is a group.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(value_type = Option<crate::address_schema::UserAddress>)
+    )]
     participant: Option<String>,
 }
 

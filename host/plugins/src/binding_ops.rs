@@ -13,17 +13,25 @@ use super::*;
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct BindingIn {
-    /// The plugin.
+    /// The plugin (it must exist and implement `hook`).
+    #[cfg_attr(feature = "openapi", schema(min_length = 1))]
     pub plugin_id: String,
     /// The hook.
     pub hook: Hook,
     /// Position in the chain (0).
+    #[cfg_attr(
+        feature = "openapi",
+        schema(minimum = -2147483648, maximum = 2147483647)
+    )]
     pub order: Option<i32>,
     /// Sessions (all when absent or null).
     pub sessions: Option<Vec<String>>,
-    /// Webhooks (filters only; all audiences when absent or null).
+    /// Webhook ids, each a registered webhook (event filters only; all
+    /// audiences when absent or null).
+    #[cfg_attr(feature = "openapi", schema(min_items = 1))]
     pub webhooks: Option<Vec<String>>,
-    /// JSON configuration (`{}`).
+    /// JSON configuration, an object (`{}`).
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub config: Option<Value>,
     /// `fail_open` (default) or `fail_closed`.
     pub failure_policy: Option<FailurePolicy>,

@@ -1,8 +1,12 @@
 //! Pieces every operation of the document shares: the error body and the
-//! error responses, the path parameters of each resource family, and the
-//! small answers several routes give.
+//! error responses, the path parameters of each resource family (which the
+//! handlers extract, so the document's parameters are the handlers' own),
+//! the address formats, and the small answers several routes give.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+pub use switchboard_domain::address_schema::{
+    ChatAddress, GroupAddress, PhoneNumber, PhoneOrUserJid, UserAddress,
+};
 use utoipa::{IntoParams, IntoResponses, ToSchema};
 
 /// The body of every error answer.
@@ -59,7 +63,7 @@ pub struct Success {
 }
 
 /// The session of the path.
-#[derive(Debug, IntoParams)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Path)]
 pub struct SessionPath {
     /// The session id.
@@ -67,17 +71,18 @@ pub struct SessionPath {
 }
 
 /// A group of a session.
-#[derive(Debug, IntoParams)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Path)]
 pub struct GroupPath {
     /// The session id.
     pub id: String,
     /// The group: `<id>@g.us`, or the bare id.
+    #[param(value_type = GroupAddress)]
     pub group: String,
 }
 
 /// A blast job of a session.
-#[derive(Debug, IntoParams)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Path)]
 pub struct BlastPath {
     /// The session id.
@@ -87,17 +92,18 @@ pub struct BlastPath {
 }
 
 /// A user JID (or phone number) seen from a session.
-#[derive(Debug, IntoParams)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Path)]
 pub struct SessionJidPath {
     /// The session id.
     pub id: String,
     /// A user JID or a phone number.
+    #[param(value_type = UserAddress)]
     pub jid: String,
 }
 
 /// A scheduled send of a session.
-#[derive(Debug, IntoParams)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Path)]
 pub struct ScheduledPath {
     /// The session id.
@@ -107,7 +113,7 @@ pub struct ScheduledPath {
 }
 
 /// A webhook of a session.
-#[derive(Debug, IntoParams)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Path)]
 pub struct WebhookPath {
     /// The session id.
@@ -117,7 +123,7 @@ pub struct WebhookPath {
 }
 
 /// A dead-lettered delivery of a session.
-#[derive(Debug, IntoParams)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Path)]
 pub struct DlqPath {
     /// The session id.
@@ -127,7 +133,7 @@ pub struct DlqPath {
 }
 
 /// A plugin or plugin binding.
-#[derive(Debug, IntoParams)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Path)]
 pub struct PluginPath {
     /// The plugin id (or, under `/bindings`, the binding id).
@@ -135,7 +141,7 @@ pub struct PluginPath {
 }
 
 /// A send kind of a session's messages.
-#[derive(Debug, IntoParams)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Path)]
 pub struct SendPath {
     /// The session id.

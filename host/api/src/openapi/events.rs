@@ -1,140 +1,19 @@
 //! The event components: the envelope, one `data` schema per event name
 //! (network-side shapes read from the same table that validates injected
-//! events, `domain::event_data::shape`; the gateway's own events described
-//! here), one envelope schema per event, and the `webhooks` section that
-//! describes what the gateway POSTs to a webhook URL.
+//! events, `domain::event_data::shape`; the gateway's own events from the
+//! types their producers build, `domain::event_data::own`), one envelope
+//! schema per event, and the `webhooks` section that describes what the
+//! gateway POSTs to a webhook URL.
 
 use serde_json::{Value, json};
 use utoipa::{PartialSchema, ToSchema};
 
 use crate::domain::event::EventName;
+use crate::domain::event_data::own::{
+    AccountLockedData, BlastEventData, ConnectedData, LoggedOutData, MessageData, PairCodeData,
+    QrCodeData,
+};
 use crate::domain::event_data::{self, FieldType};
-
-/// `qr_code`: a QR code to scan, replaced by the next one.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-struct QrCodeData {
-    /// The code to render as a QR image.
-    code: String,
-    /// Unix seconds when this code stops being valid.
-    expires_at: i64,
-}
-
-/// `pair_code`: the code to type on the phone.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-struct PairCodeData {
-    /// `ABCD-EFGH`.
-    code: String,
-}
-
-/// `connected`: the session is logged in and online; no fields.
-#[derive(ToSchema)]
-struct ConnectedData {}
-
-/// `logged_out`: the account unlinked this device (or was logged out).
-#[derive(ToSchema)]
-#[allow(dead_code)]
-struct LoggedOutData {
-    /// Why.
-    reason: String,
-}
-
-/// `account_locked`: the network locked the account; reconnecting waits out
-/// an escalating cooldown.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-struct AccountLockedData {
-    /// The network's reason.
-    reason: String,
-    /// Length of this cooldown.
-    cooldown_secs: i64,
-    /// Unix seconds when the cooldown ends.
-    cooldown_until: i64,
-}
-
-/// `message`: an inbound (or own-device) message. The stored inbound
-/// record's `body` is the same object.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-struct MessageData {
-    /// The sender as the network gave it (a user JID or an `@lid`; never rewritten).
-    from: String,
-    /// The sender's phone digits, when known.
-    from_phone: Option<String>,
-    /// The chat JID.
-    chat: String,
-    /// The chat's phone digits; always `null` in a group.
-    chat_phone: Option<String>,
-    /// Id of the message this one replies to.
-    quoted_message_id: Option<String>,
-    /// Sender of the quoted message.
-    quoted_sender_jid: Option<String>,
-    /// The network's message id.
-    message_id: String,
-    /// Sent by this account from another linked device.
-    is_from_me: bool,
-    /// The sender's display name.
-    push_name: String,
-    /// `text`, `image`, `video`, `audio`, `document`, `sticker`, `location`,
-    /// `contact`, `poll`, `reaction`, `interactive`, `interactive_response`,
-    /// `buttons_response`, `list_response`, `template_button_reply`, `unknown`.
-    message_type: String,
-    /// The text; for replies the chosen label (or id); for a poll the question.
-    text: Option<String>,
-    /// A media message's caption.
-    caption: Option<String>,
-    /// A media message's MIME type.
-    media_mimetype: Option<String>,
-    /// `{url?, filename?, ptt?, view_once?, file_length?}`.
-    #[schema(value_type = Option<Object>)]
-    media: Option<Value>,
-    /// `{latitude, longitude, name?, address?, is_live?, sequence_number?}`.
-    #[schema(value_type = Option<Object>)]
-    location: Option<Value>,
-    /// Whether the chat is a group.
-    is_group: bool,
-    /// The sender within the chat (equals `from` outside groups).
-    participant: String,
-    /// Button or row id of an interactive reply.
-    selected_id: Option<String>,
-    /// Label of an interactive reply.
-    selected_text: Option<String>,
-    /// Native-flow reply: `{name, params}` with `params` parsed.
-    #[schema(value_type = Option<Object>)]
-    native_flow: Option<Value>,
-}
-
-/// `blast_progress` (every 25th successful send) and `blast_completed` (the
-/// job reached a terminal state).
-#[derive(ToSchema)]
-#[allow(dead_code)]
-struct BlastEventData {
-    /// The job id.
-    job_id: String,
-    /// The job's session.
-    session_id: String,
-    /// The send kind (or plugin endpoint) of the job.
-    endpoint: String,
-    /// `running` in progress events; the terminal state when completed.
-    status: String,
-    /// Recipients in the job.
-    total: i64,
-    /// Sent so far.
-    sent_count: i64,
-    /// Failed so far.
-    failed_count: i64,
-    /// Dead-lettered so far.
-    dlq_count: i64,
-    /// Duplicates skipped.
-    skipped_dup_count: i64,
-    /// `blast_completed` only: ISO-8601 start.
-    started_at: Option<String>,
-    /// `blast_completed` only: ISO-8601 end.
-    finished_at: Option<String>,
-    /// `blast_completed` only: why a `failed` job failed, else `null`.
-    reason: Option<String>,
-}
 
 /// `Receipt` for `receipt`, `ChatPresence` for `chat_presence`.
 fn pascal(event: EventName) -> String {
@@ -216,6 +95,12 @@ fn schemas(doc: &mut Value) -> &mut serde_json::Map<String, Value> {
 }
 
 fn insert<T: ToSchema>(doc: &mut Value) {
+    let mut parts = Vec::new();
+    T::schemas(&mut parts);
+    for (name, schema) in parts {
+        let schema = serde_json::to_value(schema).unwrap_or_default();
+        schemas(doc).insert(name, schema);
+    }
     let schema = serde_json::to_value(<T as PartialSchema>::schema()).unwrap_or_default();
     schemas(doc).insert(T::name().into_owned(), schema);
 }

@@ -9,11 +9,9 @@
 //! document, so a route added without `#[utoipa::path]` and an entry in
 //! [`ApiDoc`]'s `paths(...)` fails it.
 
-pub(crate) mod answers;
 pub mod common;
-mod console;
 mod docs_page;
-mod events;
+pub(crate) mod events;
 pub mod inventory;
 pub mod send_bodies;
 
@@ -139,8 +137,18 @@ pub const DOCUMENT_PATH: &str = "/api/v1/openapi.json";
         super::sim_account::spam_reports,
         super::sim_events::inject,
         super::sim_groups::join,
+        super::console::redirect,
+        super::console::index,
+        super::console::file,
     ),
-    components(schemas(common::ErrorBody)),
+    components(schemas(
+        common::ErrorBody,
+        common::PhoneNumber,
+        common::PhoneOrUserJid,
+        common::UserAddress,
+        common::ChatAddress,
+        common::GroupAddress,
+    )),
     modifiers(&BearerScheme),
     security(("bearer" = [])),
     tags(
@@ -184,8 +192,8 @@ impl Modify for BearerScheme {
 }
 
 /// The document as this gateway serves it: the sim routes only when the
-/// simulated network is enabled, the console's routes, the event components
-/// and the `webhooks` section describing outbound deliveries.
+/// simulated network is enabled, the event components and the `webhooks`
+/// section describing outbound deliveries.
 pub fn document(sim_enabled: bool) -> serde_json::Value {
     let mut doc = ApiDoc::openapi();
     if !sim_enabled {
@@ -200,13 +208,6 @@ pub fn document(sim_enabled: bool) -> serde_json::Value {
         serde_json::json!({})
     });
     events::add_components(&mut json);
-    if let Some(paths) = json.get_mut("paths").and_then(|p| p.as_object_mut()) {
-        paths.extend(
-            console::paths()
-                .into_iter()
-                .map(|(path, item)| (path.to_owned(), item)),
-        );
-    }
     if let Some(root) = json.as_object_mut() {
         root.insert("webhooks".into(), events::webhooks_section());
     }

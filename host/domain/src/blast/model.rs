@@ -3,8 +3,8 @@
 //! worker and the API decide when.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
+use crate::event_data::own::{BlastCompletion, BlastEventData};
 use crate::time::iso8601;
 
 /// Declares a status enum with its wire spellings in one place.
@@ -303,47 +303,26 @@ impl BlastJob {
         }
     }
 
-    /// The job as the API shows it.
-    pub fn view(&self) -> Value {
-        json!({
-            "id": self.id,
-            "session_id": self.session_id,
-            "endpoint": self.endpoint,
-            "status": self.status.as_str(),
-            "options": self.options,
-            "total": self.total,
-            "sent_count": self.sent_count,
-            "failed_count": self.failed_count,
-            "dlq_count": self.dlq_count,
-            "skipped_dup_count": self.skipped_dup_count,
-            "send_at": self.send_at.map(iso8601),
-            "created_at": iso8601(self.created_at),
-            "started_at": self.started_at.map(iso8601),
-            "finished_at": self.finished_at.map(iso8601),
-        })
-    }
-
     /// The data of a `blast_progress` or `blast_completed` event: the job's
     /// identity, status and counters; the completed event adds when it started
     /// and finished and, for a failed job, why.
-    pub fn event_data(&self, completed: bool) -> Value {
-        let mut data = json!({
-            "job_id": self.id,
-            "session_id": self.session_id,
-            "endpoint": self.endpoint,
-            "status": self.status.as_str(),
-            "total": self.total,
-            "sent_count": self.sent_count,
-            "failed_count": self.failed_count,
-            "dlq_count": self.dlq_count,
-            "skipped_dup_count": self.skipped_dup_count,
-        });
-        if completed && let Some(map) = data.as_object_mut() {
-            map.insert("started_at".into(), json!(self.started_at.map(iso8601)));
-            map.insert("finished_at".into(), json!(self.finished_at.map(iso8601)));
-            map.insert("reason".into(), json!(self.reason));
+    pub fn event_data(&self, completed: bool) -> BlastEventData {
+        BlastEventData {
+            job_id: self.id.clone(),
+            session_id: self.session_id.clone(),
+            endpoint: self.endpoint.clone(),
+            status: self.status,
+            total: self.total,
+            sent_count: self.sent_count,
+            failed_count: self.failed_count,
+            dlq_count: self.dlq_count,
+            skipped_dup_count: self.skipped_dup_count,
+            completion: completed.then(|| BlastCompletion {
+                started_at: self.started_at.map(iso8601),
+                finished_at: self.finished_at.map(iso8601),
+                reason: self.reason.clone(),
+            }),
         }
-        data
     }
 }
 
@@ -371,19 +350,6 @@ impl BlastRecipient {
         self.attempts = 0;
         self.updated_at = now;
         true
-    }
-
-    /// The recipient as the API shows it.
-    pub fn view(&self) -> Value {
-        json!({
-            "id": self.id,
-            "recipient": self.recipient,
-            "status": self.status.as_str(),
-            "attempts": self.attempts,
-            "last_error": self.last_error,
-            "message_id": self.message_id,
-            "updated_at": iso8601(self.updated_at),
-        })
     }
 }
 

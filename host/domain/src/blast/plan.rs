@@ -21,23 +21,51 @@ pub const MAX_ATTEMPTS: u32 = 100;
 /// The body of `POST /sessions/{id}/blast`.
 #[derive(Debug, Clone, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(
+    feature = "openapi",
+    schema(example = json!({
+        "endpoint": "text",
+        "body": {"to": "15550001111", "text": "Hello"},
+        "recipients": ["15550001111", "15550002222@s.whatsapp.net"],
+        "delay_ms": 1000
+    }))
+)]
 #[serde(deny_unknown_fields)]
 pub struct BlastRequest {
-    /// The send kind the body is for.
+    /// The send kind the body is for (`text`, `image`, `cta-url`, …), or the
+    /// blast endpoint key of a plugin bound to the session (so the set of
+    /// accepted values depends on the gateway's plugins).
+    #[cfg_attr(feature = "openapi", schema(min_length = 1))]
     pub endpoint: String,
-    /// That kind's request; `to` is overwritten per recipient, `send_at` ignored.
+    /// That kind's request (one of the `SendBody` shapes, with its own `to`);
+    /// `to` is overwritten per recipient, `send_at` ignored. A plugin
+    /// endpoint's body is any object.
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub body: Value,
-    /// JIDs or bare phone numbers, in send order.
+    /// JIDs or bare phone numbers, in send order (at most
+    /// `SWITCHBOARD_BLAST_MAX_RECIPIENTS`, 100000 unless configured).
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            value_type = Vec<crate::address_schema::ChatAddress>,
+            min_items = 1,
+            max_items = 100000
+        )
+    )]
     pub recipients: Vec<String>,
     /// Base pause between sends (1000).
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 86400000))]
     pub delay_ms: Option<u64>,
     /// Extra random pause, 0..=jitter_ms (0).
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 86400000))]
     pub jitter_ms: Option<u64>,
     /// Attempts per recipient (3).
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 100))]
     pub max_attempts: Option<u32>,
     /// Skip recipients an earlier job of the session sent to (false).
     pub dedup_across_jobs: Option<bool>,
-    /// ISO-8601 start time.
+    /// ISO-8601 start time (RFC 3339, with an offset).
+    #[cfg_attr(feature = "openapi", schema(format = DateTime))]
     pub send_at: Option<String>,
 }
 

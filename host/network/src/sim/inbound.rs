@@ -22,10 +22,13 @@ use crate::store::SimUser;
 #[cfg_attr(feature = "openapi", schema(as = SimInboundIn))]
 pub struct SimInbound {
     /// The sender: a phone number or a JID (`…@lid` too).
+    #[cfg_attr(feature = "openapi", schema(value_type = crate::domain::address_schema::ChatAddress))]
     pub from: String,
     /// The chat, when not the sender's own (a group).
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::domain::address_schema::ChatAddress>))]
     pub chat: Option<String>,
     /// One of the message types the sim can deliver; by default `text` (or what `location`/`native_flow` imply).
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<SimMessageType>))]
     pub message_type: Option<String>,
     /// The text (required for `text`).
     pub text: Option<String>,
@@ -54,11 +57,32 @@ pub struct SimInbound {
     /// The media descriptor as the network gives it.
     pub media: Option<Value>,
     /// The sender's phone, carried beside an `@lid` sender as some messages do.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::domain::address_schema::PhoneNumber>))]
     pub sender_phone: Option<String>,
     /// Deliver the message twice in a row (exercises the gateway's dedup).
     pub duplicate: Option<bool>,
 }
 
+/// The message types the sim delivers, for the API document: a string
+/// schema whose values are [`MESSAGE_TYPES`].
+#[cfg(feature = "openapi")]
+pub struct SimMessageType;
+
+#[cfg(feature = "openapi")]
+impl utoipa::PartialSchema for SimMessageType {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::schema::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .enum_values(Some(MESSAGE_TYPES.iter().copied()))
+            .description(Some("A message type the simulated network can deliver."))
+            .into()
+    }
+}
+
+#[cfg(feature = "openapi")]
+impl utoipa::ToSchema for SimMessageType {}
+
+/// The message types the sim delivers.
 const MESSAGE_TYPES: &[&str] = &[
     "text",
     "image",

@@ -29,6 +29,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::domain::event::{Envelope, EventName};
+use crate::domain::event_data::own::to_data;
 use crate::domain::hooks::BlastEndpoints;
 use crate::domain::send::FieldError;
 use crate::domain::time::unix_now;
@@ -262,7 +263,7 @@ impl Blasts {
         self.inner.bus.publish(Envelope::now(
             session_id,
             EventName::BlastCompleted,
-            cancelled.event_data(true),
+            to_data(&cancelled.event_data(true)),
         ));
         Ok(cancelled)
     }

@@ -15,6 +15,9 @@ use super::lid::{LearnedLid, learned_from_contact, learned_from_message, resolve
 use super::message_event::message_data;
 use super::publish_queue::{Commit, PublishQueue};
 use crate::domain::event::{Envelope, EventName};
+use crate::domain::event_data::own::{
+    ConnectedData, LoggedOutData, PairCodeData, QrCodeData, to_data,
+};
 use crate::domain::message::{Direction, MessageRecord};
 use crate::domain::session::SessionStatus;
 use crate::network::{InboundMessage, NetworkEvent};
@@ -72,17 +75,14 @@ impl Intake {
                     s.status = SessionStatus::WaitingForQr;
                     s.qr = Some((code.clone(), expires_at));
                 });
-                self.publish(
-                    EventName::QrCode,
-                    json!({ "code": code, "expires_at": expires_at }),
-                );
+                self.publish(EventName::QrCode, to_data(&QrCodeData { code, expires_at }));
             }
             NetworkEvent::PairCode { code } => {
                 self.live.update(|s| {
                     s.status = SessionStatus::WaitingForPairCode;
                     s.qr = None;
                 });
-                self.publish(EventName::PairCode, json!({ "code": code }));
+                self.publish(EventName::PairCode, to_data(&PairCodeData { code }));
             }
             NetworkEvent::Paired(account) => {
                 tracing::info!(session = %id, phone = %account.phone, "session paired");
@@ -99,7 +99,7 @@ impl Intake {
                 });
                 tracing::info!(session = %id, "session logged in");
                 self.supervisor.logged_in(&self.live);
-                self.publish(EventName::Connected, json!({}));
+                self.publish(EventName::Connected, to_data(&ConnectedData {}));
             }
             NetworkEvent::Disconnected { reason } => {
                 self.live.update(|s| {
@@ -122,7 +122,7 @@ impl Intake {
                     s.qr = None;
                 });
                 tracing::info!(session = %id, %reason, "session logged out");
-                self.publish(EventName::LoggedOut, json!({ "reason": reason }));
+                self.publish(EventName::LoggedOut, to_data(&LoggedOutData { reason }));
             }
             NetworkEvent::Message(m) => self.message(&m),
             NetworkEvent::Other { event, data } => {
@@ -151,7 +151,7 @@ impl Intake {
         }
         let phones = resolve_phones(m, |lid| self.learned_phone(lid));
         self.contact_from_message(m, &phones);
-        let data = message_data(m, &phones);
+        let data = to_data(&message_data(m, &phones));
         let record = MessageRecord {
             message_id: m.message_id.clone(),
             session_id: id.clone(),

@@ -1,8 +1,7 @@
 //! The `message` event's data, built from an inbound message as the network
 //! decoded it and the phones the gateway resolved for it (see `lid.rs`).
 
-use serde_json::{Value, json};
-
+use crate::domain::event_data::own::MessageData;
 use crate::domain::jid::Jid;
 use crate::network::InboundMessage;
 
@@ -16,35 +15,35 @@ pub struct Phones {
 }
 
 /// The `data` object of a `message` event.
-pub fn message_data(m: &InboundMessage, phones: &Phones) -> Value {
+pub fn message_data(m: &InboundMessage, phones: &Phones) -> MessageData {
     let is_group = Jid::parse(&m.chat).is_ok_and(|j| j.is_group());
     let chat_phone = if is_group {
         None
     } else {
-        phones.chat_phone.as_deref()
+        phones.chat_phone.clone()
     };
-    json!({
-        "from": m.from,
-        "from_phone": phones.from_phone,
-        "chat": m.chat,
-        "chat_phone": chat_phone,
-        "quoted_message_id": m.quoted_message_id,
-        "quoted_sender_jid": m.quoted_sender_jid,
-        "message_id": m.message_id,
-        "is_from_me": m.is_from_me,
-        "push_name": m.push_name,
-        "message_type": m.message_type,
-        "text": m.text,
-        "caption": m.caption,
-        "media_mimetype": m.media_mimetype,
-        "media": m.media,
-        "location": m.location,
-        "is_group": is_group,
-        "participant": m.participant,
-        "selected_id": m.selected_id,
-        "selected_text": m.selected_text,
-        "native_flow": m.native_flow,
-    })
+    MessageData {
+        from: m.from.clone(),
+        from_phone: phones.from_phone.clone(),
+        chat: m.chat.clone(),
+        chat_phone,
+        quoted_message_id: m.quoted_message_id.clone(),
+        quoted_sender_jid: m.quoted_sender_jid.clone(),
+        message_id: m.message_id.clone(),
+        is_from_me: m.is_from_me,
+        push_name: m.push_name.clone(),
+        message_type: m.message_type.clone(),
+        text: m.text.clone(),
+        caption: m.caption.clone(),
+        media_mimetype: m.media_mimetype.clone(),
+        media: m.media.clone(),
+        location: m.location.clone(),
+        is_group,
+        participant: m.participant.clone(),
+        selected_id: m.selected_id.clone(),
+        selected_text: m.selected_text.clone(),
+        native_flow: m.native_flow.clone(),
+    }
 }
 
 #[cfg(test)]
@@ -79,23 +78,23 @@ mod tests {
             ),
             &phones(Some("4915112345678"), Some("4915112345678")),
         );
-        assert_eq!(d["from_phone"], "4915112345678");
-        assert_eq!(d["chat_phone"], "4915112345678");
-        assert_eq!(d["is_group"], false);
+        assert_eq!(d.from_phone.as_deref(), Some("4915112345678"));
+        assert_eq!(d.chat_phone.as_deref(), Some("4915112345678"));
+        assert!(!d.is_group);
     }
 
     #[test]
     fn a_lid_sender_stays_a_lid_whatever_its_phone() {
         let d = message_data(&msg("987654321@lid", "987654321@lid"), &Phones::default());
-        assert_eq!(d["from"], "987654321@lid");
-        assert!(d["from_phone"].is_null());
-        assert!(d["chat_phone"].is_null());
+        assert_eq!(d.from, "987654321@lid");
+        assert!(d.from_phone.is_none());
+        assert!(d.chat_phone.is_none());
         let d = message_data(
             &msg("987654321@lid", "987654321@lid"),
             &phones(Some("15550001111"), None),
         );
-        assert_eq!(d["from"], "987654321@lid");
-        assert_eq!(d["from_phone"], "15550001111");
+        assert_eq!(d.from, "987654321@lid");
+        assert_eq!(d.from_phone.as_deref(), Some("15550001111"));
     }
 
     #[test]
@@ -104,9 +103,9 @@ mod tests {
             &msg("4915112345678@s.whatsapp.net", "120363000000000001@g.us"),
             &phones(Some("4915112345678"), Some("1")),
         );
-        assert_eq!(d["is_group"], true);
-        assert!(d["chat_phone"].is_null());
-        assert_eq!(d["from_phone"], "4915112345678");
+        assert!(d.is_group);
+        assert!(d.chat_phone.is_none());
+        assert_eq!(d.from_phone.as_deref(), Some("4915112345678"));
     }
 
     #[test]
@@ -115,9 +114,9 @@ mod tests {
             &msg("1555000111@s.whatsapp.net", "1555000111@s.whatsapp.net"),
             &Phones::default(),
         );
-        assert!(d["selected_id"].is_null());
-        assert!(d["selected_text"].is_null());
-        assert!(d["native_flow"].is_null());
-        assert!(d["location"].is_null());
+        assert!(d.selected_id.is_none());
+        assert!(d.selected_text.is_none());
+        assert!(d.native_flow.is_none());
+        assert!(d.location.is_none());
     }
 }

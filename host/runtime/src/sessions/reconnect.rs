@@ -17,6 +17,7 @@ use serde_json::json;
 use super::intake::Intake;
 use super::{Inner, Live, Sessions};
 use crate::domain::event::{Envelope, EventName};
+use crate::domain::event_data::own::{AccountLockedData, to_data};
 use crate::domain::session::SessionStatus;
 use crate::domain::time::unix_now;
 
@@ -196,12 +197,12 @@ impl Intake {
         let id = &self.live.id;
         let dropped = json!({ "reason": format!("account locked: {reason}") });
         let dropped = Envelope::now(id, EventName::Disconnected, dropped);
-        let data = json!({
-            "reason": reason,
-            "cooldown_secs": whole_secs(cooldown),
-            "cooldown_until": until,
-        });
-        let locked = Envelope::now(id, EventName::AccountLocked, data);
+        let data = AccountLockedData {
+            reason: reason.to_owned(),
+            cooldown_secs: whole_secs(cooldown),
+            cooldown_until: until,
+        };
+        let locked = Envelope::now(id, EventName::AccountLocked, to_data(&data));
         self.queue.push(dropped, None);
         self.queue.push(locked, None);
     }

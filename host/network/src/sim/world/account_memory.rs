@@ -23,6 +23,7 @@ pub enum AppStateFault {
 
 /// A spam report as the network received it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ReceivedReport {
     /// The id answered to the reporter.
     pub report_id: String,

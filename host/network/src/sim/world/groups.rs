@@ -76,6 +76,7 @@ pub enum Joiner {
 
 /// What joining by invite code did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum JoinStatus {
     /// Now a member.

@@ -38,9 +38,11 @@ use account_memory::AppStateFault;
 pub struct Faults {
     /// Sends to these JIDs fail.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<crate::domain::address_schema::ChatAddress>))]
     pub fail_sends_to: HashSet<String>,
     /// Probability in `[0, 1]` that any send fails.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 1))]
     pub fail_send_rate: f64,
     /// Added latency of every send, in milliseconds.
     #[serde(default)]

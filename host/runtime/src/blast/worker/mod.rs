@@ -26,6 +26,7 @@ use super::model::{BlastJob, JobStatus, SendOutcome};
 use super::pacing::{Owed, pause};
 use super::plan::{endpoint_kind, request_for};
 use crate::domain::event::{Envelope, EventName};
+use crate::domain::event_data::own::to_data;
 use crate::domain::hooks::BlastEndpoints;
 use crate::domain::send::SendKind;
 use crate::domain::session::SessionStatus;
@@ -296,7 +297,7 @@ impl Worker {
     }
 
     fn publish(&self, job: &BlastJob, event: EventName) {
-        let data = job.event_data(event == EventName::BlastCompleted);
+        let data = to_data(&job.event_data(event == EventName::BlastCompleted));
         self.p
             .bus
             .publish(Envelope::now(&job.session_id, event, data));
