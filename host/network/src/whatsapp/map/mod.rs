@@ -3,11 +3,15 @@
 //! event values (no network). [`map_event`] is the one entry point; events the
 //! spec does not list map to nothing (the pump logs them at debug level).
 
+pub mod account_ops;
 pub mod app_state;
 pub mod chat;
 pub mod connection;
+pub mod contact_lookups;
 pub mod contacts;
+pub mod group_info;
 pub mod groups;
+pub mod iq_errors;
 pub mod message;
 pub mod message_content;
 

@@ -1,0 +1,146 @@
+//! Contact lookups through the crate's `contacts()` feature: usync existence
+//! checks (`is_on_whatsapp`), user info (`get_user_info`) and profile
+//! pictures (`get_profile_picture`), with the session's contact directory for
+//! the names this account saved. The conversions are in
+//! `map/contact_lookups.rs`.
+
+use std::slice;
+
+use async_trait::async_trait;
+use whatsapp_rust::{Client, IsOnWhatsAppResult, Jid as WaJid};
+
+use crate::NetworkError;
+use crate::contacts::{ContactInfo, ContactOps, PhoneCheck, ProfilePicture, UserInfo};
+use crate::domain::contact::StoredContact;
+use crate::domain::jid::Jid;
+use crate::whatsapp::map::contact_lookups::{
+    contact_error, contact_info, exists_answer, on_network, phone_checks, phone_of, picture,
+    user_infos,
+};
+use crate::whatsapp::send::wa_jid;
+use crate::whatsapp::session::WaSession;
+
+/// The answer for an account the server does not know (the sim's wording).
+fn not_on_network(jid: &Jid) -> NetworkError {
+    NetworkError::NotFound(format!("{jid} is not on the network"))
+}
+
+/// Asks the server which of `jids` are registered.
+async fn exists(client: &Client, jids: &[WaJid]) -> Result<Vec<IsOnWhatsAppResult>, NetworkError> {
+    client
+        .contacts()
+        .is_on_whatsapp(jids)
+        .await
+        .map_err(|e| contact_error("the existence check", &e))
+}
+
+impl WaSession {
+    /// The session's directory entry for a phone (digits), if any. The
+    /// directory is the gateway's: intake fills it from app-state contacts,
+    /// push names and messages, so it holds the names the crate does not keep.
+    async fn saved_contact(&self, phone: &str) -> Result<Option<StoredContact>, NetworkError> {
+        let Ok(jid) = Jid::user(phone) else {
+            return Ok(None);
+        };
+        let (store, id) = (self.inner.store.clone(), self.inner.id.clone());
+        let read = |e: &dyn std::fmt::Display| {
+            NetworkError::Failed(format!("could not read the contact directory: {e}"))
+        };
+        tokio::task::spawn_blocking(move || store.get_contact(&id, &jid.to_string()))
+            .await
+            .map_err(|e| read(&e))?
+            .map_err(|e| read(&e))
+    }
+}
+
+#[async_trait]
+impl ContactOps for WaSession {
+    async fn check_phones(&self, phones: &[String]) -> Result<Vec<PhoneCheck>, NetworkError> {
+        let client = self.logged_in().await?;
+        let asked: Vec<WaJid> = phones.iter().map(|p| WaJid::pn(p.as_str())).collect();
+        let results = exists(&client, &asked).await?;
+        Ok(phone_checks(phones, &results))
+    }
+
+    async fn contact_info(&self, jid: &Jid) -> Result<ContactInfo, NetworkError> {
+        let client = self.logged_in().await?;
+        let asked = wa_jid(jid)?;
+        let results = exists(&client, slice::from_ref(&asked)).await?;
+        let found = exists_answer(&asked, &results)
+            .filter(|r| r.is_registered)
+            .ok_or_else(|| not_on_network(jid))?;
+        // A LID answer may come without its phone; the crate's lid-pn
+        // mapping may still know it (a miss or a failed read only costs the
+        // saved name).
+        let phone = match phone_of(&asked, found) {
+            Some(p) => Some(p),
+            None => client
+                .get_lid_pn_entry(&asked)
+                .await
+                .ok()
+                .flatten()
+                .map(|e| e.phone_number.to_string()),
+        };
+        let saved = match &phone {
+            Some(p) => self.saved_contact(p).await?,
+            None => None,
+        };
+        Ok(contact_info(
+            &jid.to_string(),
+            jid.user_part(),
+            phone.as_deref(),
+            found,
+            saved.as_ref(),
+        ))
+    }
+
+    async fn profile_picture(&self, jid: &Jid) -> Result<Option<ProfilePicture>, NetworkError> {
+        let client = self.logged_in().await?;
+        let target = wa_jid(jid)?;
+        let answer = client
+            .contacts()
+            .get_profile_picture(&target, false)
+            .await
+            .map_err(|e| contact_error("the profile picture request", &e))?;
+        if let Some(p) = answer {
+            return Ok(Some(picture(&p)));
+        }
+        // The server answers "no picture", "not shown to this account" and
+        // "no such account" alike (the crate reads its 404 and 401 as no
+        // picture); only the existence check tells the last apart.
+        let results = exists(&client, slice::from_ref(&target)).await?;
+        if on_network(&target, &results) {
+            Ok(None)
+        } else {
+            Err(not_on_network(jid))
+        }
+    }
+
+    async fn user_info(&self, jids: &[Jid]) -> Result<Vec<UserInfo>, NetworkError> {
+        let client = self.logged_in().await?;
+        let asked = jids
+            .iter()
+            .map(|j| Ok((j.to_string(), wa_jid(j)?)))
+            .collect::<Result<Vec<(String, WaJid)>, NetworkError>>()?;
+        if asked.is_empty() {
+            return Ok(Vec::new());
+        }
+        // User info does not say whether an account is registered, so the
+        // existence check decides who is listed.
+        let targets: Vec<WaJid> = asked.iter().map(|(_, j)| j.clone()).collect();
+        let registered_check = exists(&client, &targets).await?;
+        let registered: Vec<WaJid> = targets
+            .into_iter()
+            .filter(|j| on_network(j, &registered_check))
+            .collect();
+        if registered.is_empty() {
+            return Ok(Vec::new());
+        }
+        let infos = client
+            .contacts()
+            .get_user_info(&registered)
+            .await
+            .map_err(|e| contact_error("the user info request", &e))?;
+        Ok(user_infos(&asked, &registered_check, &infos))
+    }
+}

@@ -1,0 +1,158 @@
+//! Group, contact and account operations of a whatsapp session, one file
+//! per family: `groups` (the crate's `groups()` feature), `contacts`
+//! (`contacts()` and usync), `account` (trust tokens, spam reports,
+//! app-state resync). What is not mapped to the crate yet answers
+//! `NotSupported` with a message that says so (listed in docs/whatsapp.md).
+
+mod account;
+mod contacts;
+mod groups;
+
+use crate::NetworkError;
+
+/// The error of an operation the backend does not map yet.
+fn not_yet(what: &str) -> NetworkError {
+    NetworkError::NotSupported(format!(
+        "{what} is not supported by the whatsapp backend yet (see docs/whatsapp.md)"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crate::account::{AccountOps, Collection, ResyncMode, SpamFlow, SpamReport};
+    use crate::contacts::ContactOps;
+    use crate::domain::group::SettingsUpdate;
+    use crate::domain::jid::Jid;
+    use crate::groups::{GroupError, GroupOps, NewGroup};
+    use crate::store::Store;
+    use crate::whatsapp::WhatsAppConfig;
+    use crate::whatsapp::session::WaSession;
+
+    /// The one operation the crate cannot do through its public API:
+    /// resync's per-collection outcome stays inside the crate (its fetch
+    /// answers nothing and retries failures in the background).
+    const NOT_IN_THE_CRATE: &[&str] = &["resync_app_state"];
+
+    /// What an operation answered, as far as this test cares.
+    fn verdict<E: std::fmt::Debug>(
+        name: &'static str,
+        r: Result<impl Sized, E>,
+    ) -> (&'static str, String) {
+        match r {
+            Ok(_) => (name, "ok".into()),
+            Err(e) => (name, format!("{e:?}")),
+        }
+    }
+
+    fn is_not_supported(answer: &str) -> bool {
+        answer.contains("NotSupported")
+    }
+
+    #[tokio::test]
+    async fn every_operation_reaches_the_crate_and_none_answers_not_supported() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let (sink, _events) = tokio::sync::mpsc::channel(16);
+        let s = Arc::new(WaSession::new(
+            "wa".into(),
+            store,
+            WhatsAppConfig::default(),
+            sink,
+        ));
+        let group = Jid::parse("120363000000000001@g.us").unwrap();
+        let user = Jid::parse("15550001111@s.whatsapp.net").unwrap();
+        let who = [user.clone()];
+        fn g<T>(r: Result<T, GroupError>) -> Result<T, String> {
+            r.map_err(|e| format!("{e:?}"))
+        }
+        let answers = vec![
+            verdict("groups", g(s.groups().await)),
+            verdict("group_info", g(s.group_info(&group).await)),
+            verdict(
+                "create_group",
+                g(s.create_group(&NewGroup {
+                    name: "n".into(),
+                    participants: who.to_vec(),
+                    settings: Default::default(),
+                })
+                .await),
+            ),
+            verdict(
+                "set_group_subject",
+                g(s.set_group_subject(&group, "s").await),
+            ),
+            verdict(
+                "set_group_description",
+                g(s.set_group_description(&group, Some("d"), None).await),
+            ),
+            verdict(
+                "update_group_settings",
+                g(s.update_group_settings(&group, &SettingsUpdate::default())
+                    .await),
+            ),
+            verdict("leave_group", g(s.leave_group(&group).await)),
+            verdict(
+                "add_participants",
+                g(s.add_participants(&group, &who).await),
+            ),
+            verdict(
+                "remove_participants",
+                g(s.remove_participants(&group, &who).await),
+            ),
+            verdict(
+                "promote_participants",
+                g(s.promote_participants(&group, &who).await),
+            ),
+            verdict(
+                "demote_participants",
+                g(s.demote_participants(&group, &who).await),
+            ),
+            verdict("invite_link", g(s.invite_link(&group, false).await)),
+            verdict(
+                "check_phones",
+                s.check_phones(&["15550001111".into()]).await,
+            ),
+            verdict("contact_info", s.contact_info(&user).await),
+            verdict("profile_picture", s.profile_picture(&user).await),
+            verdict("user_info", s.user_info(&who).await),
+            verdict("issue_trust_tokens", s.issue_trust_tokens(&who).await),
+            verdict("trust_token", s.trust_token(&user).await),
+            verdict("trust_token_jids", s.trust_token_jids().await),
+            verdict("prune_trust_tokens", s.prune_trust_tokens().await),
+            verdict(
+                "report_spam",
+                s.report_spam(&SpamReport {
+                    message_id: "m".into(),
+                    message_timestamp: 1.0,
+                    from_jid: Some(user.to_string()),
+                    participant_jid: None,
+                    group_jid: None,
+                    group_subject: None,
+                    spam_flow: SpamFlow::MessageMenu,
+                    media_type: None,
+                })
+                .await,
+            ),
+            verdict(
+                "resync_app_state",
+                s.resync_app_state(&[Collection::Regular], ResyncMode::Incremental)
+                    .await,
+            ),
+        ];
+        assert_eq!(
+            answers.len(),
+            22,
+            "every operation of the three traits is asked"
+        );
+        for (name, answer) in &answers {
+            let expected_missing = NOT_IN_THE_CRATE.contains(name);
+            assert_eq!(
+                is_not_supported(answer),
+                expected_missing,
+                "{name} answered {answer}"
+            );
+        }
+    }
+}
