@@ -229,3 +229,38 @@ async fn a_lock_needs_an_online_session_and_the_event_cannot_be_faked() {
     assert_eq!(body["reason"], "locked by the network");
     server.wait_for_status("s", "disconnected").await;
 }
+
+#[tokio::test]
+async fn a_session_replaced_by_another_client_is_not_reconnected_not_even_by_a_restart() {
+    let mut server = server_with(&[300.0]).await;
+    server.paired_session("s").await;
+    let mut stream = server.open_stream("session=s").await;
+    server
+        .post_empty("/api/v1/sim/sessions/s/replace")
+        .await
+        .expect(200);
+    let dropped = stream.find_event("s", "disconnected").await;
+    assert!(
+        dropped["data"]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("replaced")),
+        "{dropped}"
+    );
+    // Reconnects are 50 ms apart here: staying down is a decision, not a wait.
+    stays_disconnected(&server, "s", 400).await;
+    let session = server.get("/api/v1/sessions/s").await.expect(200);
+    assert!(
+        session["last_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("replaced")),
+        "{session}"
+    );
+    server.restart().await;
+    stays_disconnected(&server, "s", 400).await;
+    // The operator takes the device back on purpose.
+    server
+        .post_empty("/api/v1/sessions/s/connect")
+        .await
+        .expect(200);
+    server.wait_for_status("s", "logged_in").await;
+}

@@ -1,6 +1,7 @@
 //! The simulated network's control routes over an account: its address book
-//! (what app-state sync delivers to the session), locking the account, and
-//! the spam reports the network received.
+//! (what app-state sync delivers to the session), locking the account,
+//! replacing its connection by another client's, and the spam reports the
+//! network received.
 
 use axum::Router;
 use axum::extract::State;
@@ -12,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::AppState;
 use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath, MaybeJson};
-use super::openapi::common::SessionPath;
+use super::openapi::common::{SessionPath, Success};
 use crate::domain::jid::{Jid, JidKind};
 use switchboard_runtime::network::sim::{ReceivedReport, SimNetwork};
 use switchboard_runtime::store::SimAddressEntry;
@@ -25,6 +26,7 @@ pub fn routes() -> Router<AppState> {
             post(put_entry).get(list_entries),
         )
         .route("/api/v1/sim/sessions/{id}/lock", post(lock))
+        .route("/api/v1/sim/sessions/{id}/replace", post(replace))
         .route("/api/v1/sim/sessions/{id}/spam-reports", get(spam_reports))
 }
 
@@ -191,6 +193,26 @@ async fn lock(
         success: true,
         reason,
     }))
+}
+
+#[utoipa::path(
+    post,
+    path = "/api/v1/sim/sessions/{id}/replace",
+    operation_id = "sim_replace",
+    tag = "sim",
+    summary = "Connect another client with the session's device, replacing its connection",
+    params(SessionPath),
+    responses(
+        (status = 200, body = Success),
+        crate::openapi::common::ApiErrors,
+    )
+)]
+async fn replace(
+    State(state): State<AppState>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
+) -> ApiResult<Json<Success>> {
+    sim(&state)?.replace_connection(&id).await?;
+    Ok(Json(Success { success: true }))
 }
 
 #[utoipa::path(

@@ -153,6 +153,14 @@ pub enum NetworkEvent {
         /// Why.
         reason: String,
     },
+    /// Another client took over this device's connection (the server closed
+    /// the stream as replaced). The connection is over until the operator
+    /// connects again: reconnecting on its own would take the connection
+    /// back from the other client, which would take it back in turn.
+    Replaced {
+        /// What the network said.
+        reason: String,
+    },
     /// The account was unlinked; credentials are gone.
     LoggedOut {
         /// Why.

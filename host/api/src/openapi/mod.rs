@@ -134,6 +134,7 @@ pub const DOCUMENT_PATH: &str = "/api/v1/openapi.json";
         super::sim_account::put_entry,
         super::sim_account::list_entries,
         super::sim_account::lock,
+        super::sim_account::replace,
         super::sim_account::spam_reports,
         super::sim_events::inject,
         super::sim_groups::join,

@@ -1,6 +1,7 @@
 //! Account operations of the simulated network: the [`AccountOps`] of a sim
 //! session's client (trust tokens, spam reports, app-state resync), and the
-//! control surface to lock an account and read the spam reports received.
+//! control surface to lock an account, replace its connection by another
+//! client's, and read the spam reports received.
 
 use async_trait::async_trait;
 
@@ -51,6 +52,13 @@ impl SimNetwork {
     /// (credentials kept) and tells it why; `NotConnected` when it is not online.
     pub async fn lock_account(&self, session_id: &str, reason: String) -> Result<(), NetworkError> {
         self.world.lock_account(session_id, reason).await
+    }
+
+    /// Another client connects with an online session's device, as a second
+    /// gateway restored from the same credentials would: the network closes
+    /// the session's socket as replaced.
+    pub async fn replace_connection(&self, session_id: &str) -> Result<(), NetworkError> {
+        self.world.replace_connection(session_id).await
     }
 
     /// The spam reports the network received from a session, oldest first.

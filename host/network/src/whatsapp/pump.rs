@@ -77,9 +77,9 @@ async fn handle(inner: &Arc<Inner>, state: &RunState, client: &Client, ev: &Even
                     tracing::error!(session = %inner.id, "could not drop the credentials of a logged-out device");
                 }
             }
-            NetworkEvent::Disconnected { .. } | NetworkEvent::AccountLocked { .. } => {
-                set(&state.reported)
-            }
+            NetworkEvent::Disconnected { .. }
+            | NetworkEvent::Replaced { .. }
+            | NetworkEvent::AccountLocked { .. } => set(&state.reported),
             _ => {}
         }
         // After a stop the gateway asked for, connection news is its own to tell.

@@ -110,6 +110,21 @@ impl Intake {
                 self.publish(EventName::Disconnected, json!({ "reason": reason }));
                 self.supervisor.dropped(&self.live);
             }
+            NetworkEvent::Replaced { reason } => {
+                // Not a drop: the supervisor is not told, so it does not
+                // reconnect, and the session is no longer meant to be
+                // connected, so a restart does not either.
+                if let Err(e) = self.store.modify_session(id, |r| r.want_connected = false) {
+                    tracing::error!(session = %id, error = %e, "could not store that the session was replaced");
+                }
+                self.live.update(|s| {
+                    s.status = SessionStatus::Disconnected;
+                    s.qr = None;
+                    s.last_error = Some(reason.clone());
+                });
+                tracing::warn!(session = %id, %reason, "session replaced by another client; not reconnecting");
+                self.publish(EventName::Disconnected, json!({ "reason": reason }));
+            }
             NetworkEvent::LoggedOut { reason } => {
                 if let Err(e) = self.store.modify_session(id, |r| {
                     r.account = None;

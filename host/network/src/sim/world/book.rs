@@ -219,4 +219,19 @@ impl World {
         emit(&events, NetworkEvent::AccountLocked { reason }).await;
         Ok(())
     }
+
+    /// Another client takes over an online session's device: the network
+    /// closes the socket as replaced (credentials kept).
+    pub(in crate::sim) async fn replace_connection(&self, id: &str) -> Result<(), NetworkError> {
+        let events = self.with(id, |s| {
+            if s.link != Link::Online {
+                return Err(NetworkError::NotConnected);
+            }
+            s.link = Link::Offline;
+            Ok(s.events.clone())
+        })??;
+        let reason = "stream replaced: another client connected with this device".to_owned();
+        emit(&events, NetworkEvent::Replaced { reason }).await;
+        Ok(())
+    }
 }

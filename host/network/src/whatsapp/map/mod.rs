@@ -57,7 +57,7 @@ pub fn map_event(ev: &Event, cx: &MapContext) -> Vec<NetworkEvent> {
         Event::TemporaryBan(e) => vec![c::temporary_ban(e)],
         Event::ConnectFailure(e) => c::connect_failure(e),
         Event::StreamError(e) => vec![c::stream_error(e)],
-        Event::StreamReplaced(_) => vec![NetworkEvent::Disconnected {
+        Event::StreamReplaced(_) => vec![NetworkEvent::Replaced {
             reason: "stream replaced: another client connected with this device".into(),
         }],
         Event::OfflineSyncPreview(e) => vec![c::offline_preview(e)],

@@ -292,3 +292,13 @@ fn stream_errors_outdated_clients_and_offline_sync_are_forwarded() {
         json!({"count": 5})
     );
 }
+
+#[test]
+fn a_replaced_stream_is_not_a_drop_to_reconnect_from() {
+    match one(Event::StreamReplaced(
+        whatsapp_rust::types::events::StreamReplaced::builder().build(),
+    )) {
+        NetworkEvent::Replaced { reason } => assert!(reason.contains("another client")),
+        other => panic!("a replaced stream mapped to {other:?}"),
+    }
+}
