@@ -5,10 +5,10 @@
 
 use std::borrow::Cow;
 
+use crate::openapi::common::{ErrorBody, ErrorDetail};
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
 
 use crate::domain::send::FieldError;
 use switchboard_runtime::network::NetworkError;
@@ -81,10 +81,13 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = json!({
-            "success": false,
-            "error": { "code": self.code, "message": self.message },
-        });
+        let body = ErrorBody {
+            success: false,
+            error: ErrorDetail {
+                code: self.code.into_owned(),
+                message: self.message,
+            },
+        };
         let mut resp = (self.status, Json(body)).into_response();
         if self.status == StatusCode::UNAUTHORIZED {
             resp.headers_mut()
