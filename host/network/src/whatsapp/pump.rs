@@ -40,13 +40,43 @@ pub(super) async fn run(
 ) {
     while let Some(item) = rx.recv().await {
         match item {
-            Item::Event(ev) => handle(&inner, &state, &client, &ev).await,
+            Item::Event(ev) => {
+                if matches!(*ev, Event::PairingCodeRefresh(_)) {
+                    refresh_pair_code(&inner, &state, &client);
+                }
+                handle(&inner, &state, &client, &ev).await
+            }
             Item::Ended => {
                 ended(&inner, &state).await;
                 return;
             }
         }
     }
+}
+
+/// The server invalidated the outstanding pair code: ask a new one for the
+/// same phone, so the session shows a code that works (the crate answers
+/// with a `PairingCode` event, or a `PairingCodeError` when it cannot).
+fn refresh_pair_code(inner: &Arc<Inner>, state: &RunState, client: &Arc<Client>) {
+    let phone = state
+        .pair_phone
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    let Some(phone) = phone else {
+        tracing::warn!(session = %inner.id, "the pair code was invalidated, but no pair-code flow of this run is known");
+        return;
+    };
+    let (client, id) = (client.clone(), inner.id.clone());
+    tokio::spawn(async move {
+        let options = whatsapp_rust::pair_code::PairCodeOptions {
+            phone_number: phone,
+            ..Default::default()
+        };
+        if let Err(e) = client.pair_with_code(options).await {
+            tracing::warn!(session = %id, error = %e, "could not renew the invalidated pair code");
+        }
+    });
 }
 
 async fn handle(inner: &Arc<Inner>, state: &RunState, client: &Client, ev: &Event) {

@@ -62,6 +62,9 @@ pub(super) struct RunState {
     pub ended: CancellationToken,
     /// The last transport or HTTP failure, for the error a failed connect gives.
     pub last_error: std::sync::Mutex<Option<String>>,
+    /// The phone number of the pair-code flow this run started: when the
+    /// server invalidates the code, a new one is asked for it.
+    pub pair_phone: std::sync::Mutex<Option<String>>,
 }
 
 impl RunState {
@@ -246,6 +249,12 @@ impl NetworkSession for WaSession {
             return Err(NetworkError::InvalidState(
                 "the session is already paired; log it out to pair another account".into(),
             ));
+        }
+        if let Some(run) = self.inner.run.lock().await.as_ref() {
+            *run.state
+                .pair_phone
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()) = Some(phone.to_owned());
         }
         let options = PairCodeOptions {
             phone_number: phone.to_owned(),

@@ -6,7 +6,7 @@ use serde_json::json;
 use whatsapp_rust::types::events::{
     ConnectFailure, ConnectFailureReason, Disconnected, LoggedOut, OfflineSyncCompleted,
     OfflineSyncPreview, PairError, PairSuccess, PairingCode, PairingCodeError, PairingQrCode,
-    StreamError, TemporaryBan,
+    PairingQrCodesExhausted, StreamError, TemporaryBan,
 };
 
 use super::{MapContext, jid_user, other, user_jid};
@@ -40,6 +40,30 @@ pub fn pair_code_error(e: &PairingCodeError) -> NetworkEvent {
             "rejection": rejection,
             "throttled": throttled,
             "retry_after_seconds": e.backoff.map(|d| d.as_secs_f64()),
+        }),
+    )
+}
+
+/// No phone scanned any of the QR codes: when the crate closed the socket,
+/// the session is disconnected with the reason (connecting again shows new
+/// codes); when it left the socket up, nothing changes yet.
+pub fn qr_codes_exhausted(e: &PairingQrCodesExhausted) -> Option<NetworkEvent> {
+    e.disconnected.then(|| NetworkEvent::Disconnected {
+        reason: "no phone scanned the QR codes before they ran out; connect again for new ones"
+            .into(),
+    })
+}
+
+/// A phone without multi-device support scanned the code: nothing will
+/// link, and the operator should hear why (as a pairing error).
+pub fn scanned_without_multidevice() -> NetworkEvent {
+    other(
+        EventName::PairingCodeError,
+        json!({
+            "error": "the phone that scanned the code does not support linked devices; update WhatsApp on it",
+            "rejection": null,
+            "throttled": false,
+            "retry_after_seconds": null,
         }),
     )
 }

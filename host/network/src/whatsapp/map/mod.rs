@@ -53,6 +53,11 @@ pub fn map_event(ev: &Event, cx: &MapContext) -> Vec<NetworkEvent> {
         Event::PairingQrCode(e) => vec![c::qr(e, cx)],
         Event::PairingCode(e) => vec![c::pair_code(e)],
         Event::PairingCodeError(e) => vec![c::pair_code_error(e)],
+        // The pump asks a new code for the same phone; the code it gets
+        // arrives as its own `PairingCode` event.
+        Event::PairingCodeRefresh(_) => Vec::new(),
+        Event::PairingQrCodesExhausted(e) => c::qr_codes_exhausted(e).into_iter().collect(),
+        Event::QrScannedWithoutMultidevice(_) => vec![c::scanned_without_multidevice()],
         Event::ClientOutdated(_) => vec![other(EventName::ClientOutdated, serde_json::json!({}))],
         Event::TemporaryBan(e) => vec![c::temporary_ban(e)],
         Event::ConnectFailure(e) => c::connect_failure(e),

@@ -302,3 +302,46 @@ fn a_replaced_stream_is_not_a_drop_to_reconnect_from() {
         other => panic!("a replaced stream mapped to {other:?}"),
     }
 }
+
+#[test]
+fn qr_codes_running_out_disconnects_only_when_the_crate_closed_the_socket() {
+    use whatsapp_rust::types::events::PairingQrCodesExhausted;
+    match one(Event::PairingQrCodesExhausted(
+        PairingQrCodesExhausted::builder()
+            .disconnected(true)
+            .build(),
+    )) {
+        NetworkEvent::Disconnected { reason } => assert!(reason.contains("ran out"), "{reason}"),
+        other => panic!("exhausted codes mapped to {other:?}"),
+    }
+    let still_up = Event::PairingQrCodesExhausted(
+        PairingQrCodesExhausted::builder()
+            .disconnected(false)
+            .build(),
+    );
+    assert!(map_event(&still_up, &cx()).is_empty());
+}
+
+#[test]
+fn a_scan_by_a_phone_without_linked_devices_is_a_pairing_error_that_says_why() {
+    use whatsapp_rust::types::events::QrScannedWithoutMultidevice;
+    let got = one(Event::QrScannedWithoutMultidevice(
+        QrScannedWithoutMultidevice::builder().build(),
+    ));
+    let d = data(got, EventName::PairingCodeError);
+    assert!(
+        d["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("linked devices")),
+        "{d}"
+    );
+    assert_eq!(d["throttled"], false);
+}
+
+#[test]
+fn a_refreshed_pair_code_is_not_an_event_of_its_own() {
+    use whatsapp_rust::types::events::PairingCodeRefresh;
+    let refresh =
+        Event::PairingCodeRefresh(PairingCodeRefresh::builder().force_manual(true).build());
+    assert!(map_event(&refresh, &cx()).is_empty());
+}
