@@ -38,7 +38,10 @@ pub use super::send_basic::{ContactBody, ContactCard, LocationBody, PollBody};
 pub use super::send_interactive::{
     Button, ButtonsBody, CtaUrlBody, ListBody, ListRow, ListSection,
 };
-pub use super::send_media::{AudioBody, DocumentBody, MediaBody, MediaSource};
+pub use super::send_media::{
+    AudioBody, DocumentBody, MAX_AUDIO_BYTES, MAX_DOCUMENT_BYTES, MAX_IMAGE_BYTES, MAX_VIDEO_BYTES,
+    MediaBody, MediaSource,
+};
 pub use super::send_text::{ReactionBody, TextBody};
 
 /// A validated request to send one message.

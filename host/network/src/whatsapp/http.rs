@@ -6,21 +6,34 @@ use std::time::Duration;
 use async_trait::async_trait;
 use whatsapp_rust::http::{HttpClient, HttpRequest, HttpResponse};
 
-/// A reqwest client with a bounded timeout for every request.
+/// Makes rustls's `ring` backend the process's provider (kept when one is
+/// already installed): reqwest is built without a provider of its own, and
+/// building a client without one panics.
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// The longest any one transfer may take in all. Only a bound against a
+/// connection that hangs forever: a large upload on a slow uplink takes
+/// minutes and must not fail for it.
+const TRANSFER_CAP: Duration = Duration::from_secs(15 * 60);
+
+/// A reqwest client whose requests give up when they stall, not when they
+/// are merely long.
 #[derive(Debug, Clone)]
 pub struct ReqwestHttp {
     client: reqwest::Client,
 }
 
 impl ReqwestHttp {
-    /// A client whose requests give up after `timeout`.
+    /// A client whose requests give up when connecting, or waiting for the
+    /// next bytes of an answer, takes longer than `timeout`.
     pub fn new(timeout: Duration) -> anyhow::Result<Self> {
-        // rustls's `ring` backend as the process's provider (kept when one is
-        // already installed): reqwest is built without a provider of its own.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        install_crypto_provider();
         let client = reqwest::Client::builder()
-            .timeout(timeout)
             .connect_timeout(timeout)
+            .read_timeout(timeout)
+            .timeout(TRANSFER_CAP)
             .build()?;
         Ok(Self { client })
     }

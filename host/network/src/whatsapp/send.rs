@@ -16,7 +16,8 @@ use whatsapp_rust::waproto::whatsapp as wa;
 
 use crate::domain::jid::Jid;
 use crate::domain::send::{
-    ContactBody, LocationBody, MediaSource, OutboundContent, ReactionBody, TextBody,
+    ContactBody, LocationBody, MAX_AUDIO_BYTES, MAX_DOCUMENT_BYTES, MAX_IMAGE_BYTES,
+    MAX_VIDEO_BYTES, MediaSource, OutboundContent, ReactionBody, TextBody,
 };
 use crate::{NetworkError, SendReceipt};
 
@@ -191,7 +192,7 @@ async fn upload(
 ) -> Result<Uploaded, NetworkError> {
     let bytes = match source {
         MediaSource::Data(d) => d.clone(),
-        MediaSource::Url(url) => fetch(url).await?,
+        MediaSource::Url(url) => fetch(url, size_limit(&kind)).await?,
     };
     client
         .upload(bytes, kind, UploadOptions::default())
@@ -200,14 +201,27 @@ async fn upload(
         .map_err(|e| NetworkError::Failed(format!("the media upload failed: {e}")))
 }
 
-/// Downloads media given by URL (bounded in time; the send kinds already
-/// bound the size of what may be sent).
-async fn fetch(url: &str) -> Result<Vec<u8>, NetworkError> {
+/// The largest media of a kind the gateway sends: the same limits as for
+/// media given inline (`data`), so a URL is no way around them.
+fn size_limit(kind: &MediaType) -> usize {
+    match kind {
+        MediaType::Image => MAX_IMAGE_BYTES,
+        MediaType::Video => MAX_VIDEO_BYTES,
+        MediaType::Audio => MAX_AUDIO_BYTES,
+        _ => MAX_DOCUMENT_BYTES,
+    }
+}
+
+/// Downloads media given by URL, bounded in time and in size: a body (or a
+/// declared `Content-Length`) over `limit` bytes is refused as soon as it
+/// shows, without holding more than `limit` bytes.
+async fn fetch(url: &str, limit: usize) -> Result<Vec<u8>, NetworkError> {
+    super::http::install_crypto_provider();
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(60))
         .build()
         .map_err(|e| NetworkError::Failed(format!("could not fetch the media: {e}")))?;
-    let response = client
+    let mut response = client
         .get(url)
         .send()
         .await
@@ -215,11 +229,27 @@ async fn fetch(url: &str) -> Result<Vec<u8>, NetworkError> {
         .map_err(|e| {
             NetworkError::Rejected(format!("could not fetch the media from {url}: {e}"))
         })?;
-    let bytes = response
-        .bytes()
+    let too_large = || {
+        NetworkError::Rejected(format!(
+            "the media at {url} is larger than {} MiB, the limit for its kind",
+            limit / (1024 * 1024)
+        ))
+    };
+    if response.content_length().is_some_and(|n| n > limit as u64) {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
         .await
-        .map_err(|e| NetworkError::Failed(format!("could not fetch the media from {url}: {e}")))?;
-    Ok(bytes.to_vec())
+        .map_err(|e| NetworkError::Failed(format!("could not fetch the media from {url}: {e}")))?
+    {
+        if bytes.len() + chunk.len() > limit {
+            return Err(too_large());
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(bytes)
 }
 
 fn image(u: Uploaded, mimetype: &str, caption: Option<String>, view_once: bool) -> wa::Message {
@@ -301,5 +331,81 @@ fn document(u: Uploaded, mimetype: &str, filename: &str, caption: Option<String>
             ..Default::default()
         }),
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    use super::*;
+
+    /// Serves one request with `head` then `body` and closes, as a media
+    /// host would; the URL to fetch.
+    async fn serve_once(head: String, body: Vec<u8>) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut request = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                let n = socket.read(&mut buf).await.unwrap();
+                if n == 0 {
+                    return;
+                }
+                request.extend_from_slice(&buf[..n]);
+            }
+            let _ = socket.write_all(head.as_bytes()).await;
+            let _ = socket.write_all(&body).await;
+            let _ = socket.shutdown().await;
+        });
+        format!("http://{addr}/media")
+    }
+
+    #[tokio::test]
+    async fn media_within_the_limit_is_fetched_whole() {
+        let body = vec![7u8; 1000];
+        let url = serve_once(
+            "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nConnection: close\r\n\r\n".into(),
+            body.clone(),
+        )
+        .await;
+        assert_eq!(fetch(&url, 1024).await.unwrap(), body);
+    }
+
+    #[tokio::test]
+    async fn media_without_a_length_is_cut_off_at_the_limit() {
+        let url = serve_once(
+            "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n".into(),
+            vec![7u8; 4096],
+        )
+        .await;
+        match fetch(&url, 1024).await {
+            Err(NetworkError::Rejected(m)) => assert!(m.contains("larger"), "{m}"),
+            other => panic!("an oversized body gave {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_declared_length_over_the_limit_is_refused_before_the_body() {
+        let url = serve_once(
+            "HTTP/1.1 200 OK\r\nContent-Length: 104857600\r\nConnection: close\r\n\r\n".into(),
+            Vec::new(),
+        )
+        .await;
+        match fetch(&url, 1024).await {
+            Err(NetworkError::Rejected(m)) => assert!(m.contains("larger"), "{m}"),
+            other => panic!("a declared 100 MiB body gave {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_url_is_held_to_the_same_limits_as_inline_media() {
+        assert_eq!(size_limit(&MediaType::Image), MAX_IMAGE_BYTES);
+        assert_eq!(size_limit(&MediaType::Video), MAX_VIDEO_BYTES);
+        assert_eq!(size_limit(&MediaType::Audio), MAX_AUDIO_BYTES);
+        assert_eq!(size_limit(&MediaType::Document), MAX_DOCUMENT_BYTES);
     }
 }
