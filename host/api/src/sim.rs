@@ -32,7 +32,9 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/sim/sessions/{id}/outbox", get(outbox))
 }
 
-fn sim(state: &AppState) -> ApiResult<&SimNetwork> {
+/// The simulated network, or `404 sim_disabled` when it is not enabled (every
+/// sim control route answers so).
+pub(super) fn sim(state: &AppState) -> ApiResult<&SimNetwork> {
     state
         .sim
         .as_ref()

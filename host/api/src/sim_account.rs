@@ -14,8 +14,9 @@ use super::AppState;
 use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath, MaybeJson};
 use super::openapi::common::{SessionPath, Success};
+use super::sim::sim;
 use crate::domain::jid::{Jid, JidKind};
-use switchboard_runtime::network::sim::{ReceivedReport, SimNetwork};
+use switchboard_runtime::network::sim::ReceivedReport;
 use switchboard_runtime::store::SimAddressEntry;
 
 /// The sim account routes.
@@ -28,13 +29,6 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/sim/sessions/{id}/lock", post(lock))
         .route("/api/v1/sim/sessions/{id}/replace", post(replace))
         .route("/api/v1/sim/sessions/{id}/spam-reports", get(spam_reports))
-}
-
-fn sim(state: &AppState) -> ApiResult<&SimNetwork> {
-    state
-        .sim
-        .as_ref()
-        .ok_or_else(|| ApiError::not_found("sim_disabled", "the simulated network is not enabled"))
 }
 
 /// Body of `POST /api/v1/sim/sessions/{id}/address-book`.

@@ -17,6 +17,7 @@ use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath};
 use super::openapi::common::SessionPath;
 use super::openapi::events::data_schema_name;
+use super::sim::sim;
 use crate::domain::event::EventName;
 use crate::domain::event_data;
 
@@ -109,9 +110,7 @@ async fn inject(
     ApiPath(SessionPath { id }): ApiPath<SessionPath>,
     ApiJson(body): ApiJson<EventIn>,
 ) -> ApiResult<Json<EventInjected>> {
-    let sim = state.sim.as_ref().ok_or_else(|| {
-        ApiError::not_found("sim_disabled", "the simulated network is not enabled")
-    })?;
+    let sim = sim(&state)?;
     let event = match EventName::parse(&body.event) {
         Some(EventName::Message) => {
             return Err(ApiError::invalid_field(

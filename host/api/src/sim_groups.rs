@@ -13,6 +13,7 @@ use utoipa::openapi::{Ref, RefOr};
 use super::AppState;
 use super::error::{ApiError, ApiResult};
 use super::extract::ApiJson;
+use super::sim::sim;
 use crate::domain::jid::{Jid, JidKind};
 use switchboard_runtime::network::groups::{GroupError, INVITE_BASE};
 use switchboard_runtime::network::sim::{JoinStatus, Joiner};
@@ -125,9 +126,7 @@ async fn join(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<JoinIn>,
 ) -> ApiResult<Json<Joined>> {
-    let sim = state.sim.as_ref().ok_or_else(|| {
-        ApiError::not_found("sim_disabled", "the simulated network is not enabled")
-    })?;
+    let sim = sim(&state)?;
     let code = invite_code(&body.code)?;
     let joiner = match (body.session_id, body.phone) {
         (Some(id), None) => {
