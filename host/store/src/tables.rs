@@ -150,3 +150,21 @@ pub const WA_APP_STATE: TableDefinition<(&str, &str, &[u8]), &[u8]> =
 /// (session id, kind, key) → bytes.
 pub const WA_PROTOCOL: TableDefinition<(&str, &str, &[u8]), &[u8]> =
     TableDefinition::new("wa_protocol_v1");
+
+/// WhatsApp backend: the raw message protos kept for quotes and poll votes
+/// (sent and received), (session id, message id) → message record (binary,
+/// see `store/whatsapp/messages.rs`). Message history, not device state: a
+/// logout keeps it, deleting the session drops it.
+pub const WA_MESSAGES: TableDefinition<(&str, &str), &[u8]> =
+    TableDefinition::new("wa_messages_v1");
+
+/// WhatsApp backend: `WA_MESSAGES` in time order, (session id, timestamp,
+/// message id) → nothing, so the oldest rows of a session are pruned without
+/// reading the records.
+pub const WA_MESSAGES_BY_TIME: TableDefinition<(&str, i64, &str), ()> =
+    TableDefinition::new("wa_messages_by_time_v1");
+
+/// WhatsApp backend: how many `WA_MESSAGES` rows each session has, session
+/// id → count (kept with every write, so the bound is checked without a scan).
+pub const WA_MESSAGE_COUNTS: TableDefinition<&str, u64> =
+    TableDefinition::new("wa_message_counts_v1");
