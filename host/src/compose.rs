@@ -25,7 +25,7 @@ use crate::blast::Blasts;
 use crate::config::Config;
 use crate::events::EventBus;
 use crate::messages::SendCore;
-use crate::metrics::{Metrics, Sources};
+use crate::metrics::{Metrics, Sources, WhatsAppCounters};
 use crate::network::Network;
 use crate::network::sim::SimNetwork;
 use crate::plugins::Plugins;
@@ -45,6 +45,8 @@ pub struct Gateway {
     restored: usize,
     background_stop: CancellationToken,
     tasks: TaskTracker,
+    #[cfg(feature = "whatsapp")]
+    whatsapp: Arc<crate::network::whatsapp::WhatsAppNetwork>,
 }
 
 /// Assembles the gateway from `config`: resolves its paths, opens the store,
@@ -75,7 +77,7 @@ pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
     let sessions = Sessions::new(
         store.clone(),
         events.clone(),
-        networks,
+        networks.all,
         config.network.clone(),
         config.reconnect.clone(),
         background_stop.clone(),
@@ -127,6 +129,7 @@ pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
         webhooks: webhooks.clone(),
         blasts: blasts.clone(),
         plugins: plugins.clone(),
+        whatsapp: networks.whatsapp_counters,
     });
     let state = AppState::new(Services {
         send,
@@ -152,28 +155,43 @@ pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
         restored,
         background_stop,
         tasks,
+        #[cfg(feature = "whatsapp")]
+        whatsapp: networks.whatsapp,
     })
 }
 
+/// The networks this build and configuration offer, and what the rest of
+/// the composition needs of the `whatsapp` backend.
+struct Networks {
+    all: Vec<Arc<dyn Network>>,
+    /// The backend's counters for the metrics registry (when built).
+    whatsapp_counters: Option<WhatsAppCounters>,
+    #[cfg(feature = "whatsapp")]
+    whatsapp: Arc<crate::network::whatsapp::WhatsAppNetwork>,
+}
+
 /// The networks this build and configuration offer; the default must be one.
-fn networks(
-    config: &Config,
-    store: &Store,
-    sim: Option<&SimNetwork>,
-) -> anyhow::Result<Vec<Arc<dyn Network>>> {
-    let mut networks: Vec<Arc<dyn Network>> = Vec::new();
+fn networks(config: &Config, store: &Store, sim: Option<&SimNetwork>) -> anyhow::Result<Networks> {
+    let mut all: Vec<Arc<dyn Network>> = Vec::new();
     if let Some(sim) = sim {
-        networks.push(Arc::new(sim.clone()));
+        all.push(Arc::new(sim.clone()));
     }
     #[cfg(feature = "whatsapp")]
-    networks.push(Arc::new(crate::network::whatsapp::WhatsAppNetwork::new(
+    let whatsapp = Arc::new(crate::network::whatsapp::WhatsAppNetwork::new(
         store.clone(),
         config.whatsapp.clone(),
-    )));
+    ));
+    #[cfg(feature = "whatsapp")]
+    all.push(whatsapp.clone());
+    #[cfg(feature = "whatsapp")]
+    let whatsapp_counters = Some(whatsapp.counters().clone());
     #[cfg(not(feature = "whatsapp"))]
-    let _ = store;
-    if !networks.iter().any(|n| n.name() == config.network) {
-        let available: Vec<_> = networks.iter().map(|n| n.name()).collect();
+    let whatsapp_counters = {
+        let _ = store;
+        None
+    };
+    if !all.iter().any(|n| n.name() == config.network) {
+        let available: Vec<_> = all.iter().map(|n| n.name()).collect();
         anyhow::bail!(
             "the default network `{}` is not available in this build or configuration (available: {})",
             config.network,
@@ -184,7 +202,12 @@ fn networks(
             }
         );
     }
-    Ok(networks)
+    Ok(Networks {
+        all,
+        whatsapp_counters,
+        #[cfg(feature = "whatsapp")]
+        whatsapp,
+    })
 }
 
 impl Gateway {
@@ -199,6 +222,13 @@ impl Gateway {
     /// The router over this gateway's state, with the configured body limit.
     pub fn router(&self) -> Router {
         api::router(self.state.clone(), self.config.max_body_bytes)
+    }
+
+    /// The `whatsapp` backend (its sessions' durability hooks, for tests
+    /// that play the crate's part).
+    #[cfg(feature = "whatsapp")]
+    pub fn whatsapp(&self) -> Option<&crate::network::whatsapp::WhatsAppNetwork> {
+        Some(&self.whatsapp)
     }
 
     /// What every handler reaches.

@@ -97,6 +97,12 @@ impl Running {
         self.addr
     }
 
+    /// The gateway being served (its parts, for tests that reach below
+    /// the HTTP API).
+    pub fn gateway(&self) -> &Gateway {
+        &self.gateway
+    }
+
     /// `http://<addr>`.
     pub fn base_url(&self) -> String {
         format!("http://{}", self.addr)

@@ -55,6 +55,8 @@ mod webhook_suspension;
 mod webhooks;
 #[cfg(feature = "whatsapp")]
 mod whatsapp;
+#[cfg(feature = "whatsapp")]
+mod whatsapp_inbound;
 
 /// The binary built from the host's `main.rs` (see tests/Cargo.toml).
 pub(crate) const BINARY: &str = env!("CARGO_BIN_EXE_switchboard-e2e");

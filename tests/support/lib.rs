@@ -112,6 +112,17 @@ impl TestServer {
         }
     }
 
+    /// The running gateway's `whatsapp` backend.
+    #[cfg(feature = "whatsapp")]
+    pub fn whatsapp(&self) -> &switchboard::network::whatsapp::WhatsAppNetwork {
+        self.running
+            .as_ref()
+            .expect("the server is running")
+            .gateway()
+            .whatsapp()
+            .expect("this build has the whatsapp backend")
+    }
+
     /// Stops the server gracefully and starts it again on the same data directory.
     pub async fn restart(&mut self) {
         self.stop_running().await;

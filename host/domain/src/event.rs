@@ -63,6 +63,20 @@ event_names! {
     MuteUpdate => "mute_update",
     ArchiveUpdate => "archive_update",
     MarkChatAsRead => "mark_chat_as_read",
+    StarUpdate => "star_update",
+    ChatDeleted => "chat_deleted",
+    ChatCleared => "chat_cleared",
+    MessageDeletedForMe => "message_deleted_for_me",
+    StatusMuteUpdate => "status_mute_update",
+    LabelUpdate => "label_update",
+    LabelAssociation => "label_association",
+    ContactNumberChanged => "contact_number_changed",
+    IdentityChange => "identity_change",
+    DisappearingModeUpdate => "disappearing_mode_update",
+    Call => "call",
+    HistorySync => "history_sync",
+    PollVote => "poll_vote",
+    EphemeralSetting => "ephemeral_setting",
     UndecryptableMessage => "undecryptable_message",
     ClientOutdated => "client_outdated",
     OfflineSyncPreview => "offline_sync_preview",
@@ -71,6 +85,8 @@ event_names! {
     CallLogSync => "call_log_sync",
     StreamError => "stream_error",
     EncDecryptFailed => "enc_decrypt_failed",
+    AppStateSyncFailed => "app_state_sync_failed",
+    NewsletterLiveUpdate => "newsletter_live_update",
     BlastProgress => "blast_progress",
     BlastCompleted => "blast_completed",
 }
@@ -133,7 +149,7 @@ mod tests {
         for name in EventName::ALL {
             assert_eq!(EventName::parse(name.as_str()), Some(*name));
         }
-        assert_eq!(EventName::ALL.len(), 31);
+        assert_eq!(EventName::ALL.len(), 47);
         assert_eq!(EventName::parse("all"), None);
     }
 

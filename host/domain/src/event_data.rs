@@ -11,7 +11,7 @@ use super::send::FieldError;
 
 pub mod own;
 mod shapes;
-pub use shapes::{RECEIPT_TYPES, shape};
+pub use shapes::{CALL_ACTIONS, HISTORY_SYNC_TYPES, RECEIPT_TYPES, shape};
 
 /// The JSON type a field must have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +32,8 @@ pub enum FieldType {
     StrArray,
     /// An array of integers.
     IntArray,
+    /// An array of objects (their fields are described in docs/api.md).
+    ObjectArray,
     /// One of these strings.
     OneOf(&'static [&'static str]),
 }
@@ -49,6 +51,7 @@ impl FieldType {
             FieldType::IntArray => v
                 .as_array()
                 .is_some_and(|a| a.iter().all(|x| x.is_i64() || x.is_u64())),
+            FieldType::ObjectArray => v.as_array().is_some_and(|a| a.iter().all(Value::is_object)),
             FieldType::OneOf(values) => v.as_str().is_some_and(|s| values.contains(&s)),
         }
     }
@@ -63,6 +66,7 @@ impl FieldType {
             FieldType::NumOrNull => "a number or null".into(),
             FieldType::StrArray => "an array of strings".into(),
             FieldType::IntArray => "an array of integers".into(),
+            FieldType::ObjectArray => "an array of objects".into(),
             FieldType::OneOf(values) => format!("one of {}", values.join(", ")),
         }
     }
@@ -135,9 +139,9 @@ mod tests {
     }
 
     #[test]
-    fn twenty_three_events_are_network_side() {
+    fn thirty_nine_events_are_network_side() {
         let count = EventName::ALL.iter().filter(|e| network_side(**e)).count();
-        assert_eq!(count, 23);
+        assert_eq!(count, 39);
         assert!(!network_side(EventName::AccountLocked));
         assert!(!network_side(EventName::Message));
         assert!(!network_side(EventName::BlastCompleted));
@@ -203,5 +207,31 @@ mod tests {
         assert_eq!(field_of(EventName::Receipt, data), "data.type");
         let data = json!({ "chat": "c", "sender": "s", "state": "recording" });
         assert_eq!(field_of(EventName::ChatPresence, data), "data.state");
+        let data = json!({ "call_id": "C", "from": "f", "action": "ring", "timestamp": 1 });
+        assert_eq!(field_of(EventName::Call, data), "data.action");
+    }
+
+    #[test]
+    fn arrays_of_objects_hold_objects_only() {
+        let ok =
+            json!({ "jid": "1@newsletter", "messages": [{ "server_id": 1, "reactions": [] }] });
+        assert!(validate(EventName::NewsletterLiveUpdate, &ok).is_ok());
+        let bad = json!({ "jid": "1@newsletter", "messages": [1] });
+        assert_eq!(
+            field_of(EventName::NewsletterLiveUpdate, bad),
+            "data.messages"
+        );
+    }
+
+    #[test]
+    fn a_history_sync_carries_counts_that_may_be_null() {
+        let ok = json!({ "sync_type": "recent", "chunk_order": null, "progress": 40, "conversations": null, "messages": null });
+        assert!(validate(EventName::HistorySync, &ok).is_ok());
+        let missing =
+            json!({ "sync_type": "recent", "chunk_order": 1, "progress": 40, "messages": 3 });
+        assert_eq!(
+            field_of(EventName::HistorySync, missing),
+            "data.conversations"
+        );
     }
 }

@@ -11,6 +11,7 @@
 pub mod account;
 pub mod contacts;
 pub mod groups;
+pub mod receipt;
 pub mod sim;
 pub mod whatsapp;
 
@@ -27,6 +28,7 @@ use crate::domain::event::EventName;
 use crate::domain::jid::Jid;
 use crate::domain::send::OutboundContent;
 use crate::domain::session::Account;
+pub use receipt::{StoredAnswer, StoredReceipt};
 
 /// A failure reported by a network backend.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -181,6 +183,17 @@ pub enum NetworkEvent {
     AccountLocked {
         /// The lock reason the network gave.
         reason: String,
+    },
+    /// Events the network has not acknowledged to its server yet: the intake
+    /// handles them in order like any others, then answers `receipt` once
+    /// every one is stored and published, and the backend acknowledges only
+    /// then (a failure or a crash in between leaves them unacknowledged, so
+    /// the server delivers them again).
+    Durable {
+        /// The batch, in the network's order.
+        events: Vec<NetworkEvent>,
+        /// Answered by the intake.
+        receipt: StoredReceipt,
     },
 }
 

@@ -2,7 +2,7 @@
 //!
 //! Two kinds of source:
 //! - counters the data paths bump (`switchboard_runtime::counters`, the store's
-//!   `StoreTimings`): each part of the gateway
+//!   `StoreTimings`, the `whatsapp` backend's `WhatsAppCounters`): each part of the gateway
 //!   owns its handle set (an atomic per counter, created once with the part);
 //!   [`build`] has each register the same handles. HTTP requests are observed
 //!   by the API's middleware into [`HttpMetrics`].
@@ -13,6 +13,7 @@
 
 mod collect;
 
+pub use crate::network::whatsapp::WhatsAppCounters;
 pub use crate::store::StoreTimings;
 pub use switchboard_api::http_metrics::HttpMetrics;
 pub use switchboard_api::metrics::{CONTENT_TYPE, Metrics};
@@ -39,6 +40,8 @@ pub struct Sources {
     pub blasts: Blasts,
     /// Per-plugin counters.
     pub plugins: Plugins,
+    /// The `whatsapp` backend's counters, when the build has the backend.
+    pub whatsapp: Option<WhatsAppCounters>,
 }
 
 /// The gateway's metrics: the API's HTTP metrics, every part's own
@@ -49,6 +52,9 @@ pub fn build(sources: Sources) -> Metrics {
         sources.webhooks.counters().register(registry);
         sources.blasts.counters().register(registry);
         sources.store.timings().register(registry);
+        if let Some(whatsapp) = &sources.whatsapp {
+            whatsapp.register(registry);
+        }
         registry.register_collector(Box::new(collect::Scrape {
             sessions: sources.sessions,
             store: sources.store,

@@ -52,6 +52,7 @@ fn field_schema(ty: FieldType) -> Value {
         FieldType::NumOrNull => json!({"type": ["number", "null"]}),
         FieldType::StrArray => json!({"type": "array", "items": {"type": "string"}}),
         FieldType::IntArray => json!({"type": "array", "items": {"type": "integer"}}),
+        FieldType::ObjectArray => json!({"type": "array", "items": {"type": "object"}}),
         FieldType::OneOf(values) => json!({"type": "string", "enum": values}),
     }
 }

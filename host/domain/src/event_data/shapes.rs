@@ -3,7 +3,9 @@
 
 use super::EventName;
 use super::{Field, FieldType};
-use FieldType::{Bool, Int, IntArray, IntOrNull, NumOrNull, OneOf, Str, StrArray, StrOrNull};
+use FieldType::{
+    Bool, Int, IntArray, IntOrNull, NumOrNull, ObjectArray, OneOf, Str, StrArray, StrOrNull,
+};
 
 const fn req(name: &'static str, ty: FieldType) -> Field {
     Field {
@@ -23,6 +25,35 @@ const fn opt(name: &'static str, ty: FieldType) -> Field {
 
 /// Receipt types.
 pub const RECEIPT_TYPES: &[&str] = &["delivered", "read", "played"];
+
+/// What a `call` event says happened: the call signalling a linked device
+/// sees (`offer` … `terminate`), and the outcomes of a call that rang here
+/// (`missed`, or answered or declined on another of the account's devices).
+pub const CALL_ACTIONS: &[&str] = &[
+    "offer",
+    "offer_notice",
+    "preaccept",
+    "accept",
+    "reject",
+    "terminate",
+    "missed",
+    "accepted_elsewhere",
+    "rejected_elsewhere",
+];
+
+/// History sync chunk types (`unknown` for a type newer than this list).
+pub const HISTORY_SYNC_TYPES: &[&str] = &[
+    "initial_bootstrap",
+    "initial_status_v3",
+    "full",
+    "recent",
+    "push_name",
+    "non_blocking_data",
+    "on_demand",
+    "no_history",
+    "message_access_status",
+    "unknown",
+];
 
 /// The fields of an event's data, in the order of the API reference. Events
 /// the gateway produces itself (and `message`) have no network-side shape here.
@@ -179,6 +210,134 @@ pub fn shape(event: EventName) -> &'static [Field] {
                 ]
             }
         }
+        EventName::StarUpdate => {
+            const {
+                &[
+                    req("chat_jid", Str),
+                    req("message_id", Str),
+                    req("from_me", Bool),
+                    opt("participant", StrOrNull),
+                    req("starred", Bool),
+                    opt("timestamp", Int),
+                ]
+            }
+        }
+        EventName::ChatDeleted => {
+            const {
+                &[
+                    req("chat_jid", Str),
+                    opt("delete_media", Bool),
+                    opt("timestamp", Int),
+                ]
+            }
+        }
+        EventName::ChatCleared => {
+            const {
+                &[
+                    req("chat_jid", Str),
+                    opt("delete_starred", Bool),
+                    opt("delete_media", Bool),
+                    opt("timestamp", Int),
+                ]
+            }
+        }
+        EventName::MessageDeletedForMe => {
+            const {
+                &[
+                    req("chat_jid", Str),
+                    req("message_id", Str),
+                    req("from_me", Bool),
+                    opt("participant", StrOrNull),
+                    opt("delete_media", Bool),
+                    opt("message_timestamp", IntOrNull),
+                    opt("timestamp", Int),
+                ]
+            }
+        }
+        EventName::StatusMuteUpdate => {
+            const { &[req("jid", Str), req("muted", Bool), opt("timestamp", Int)] }
+        }
+        EventName::LabelUpdate => {
+            const {
+                &[
+                    req("label_id", Str),
+                    opt("name", StrOrNull),
+                    opt("color", IntOrNull),
+                    opt("predefined_id", IntOrNull),
+                    req("deleted", Bool),
+                    opt("timestamp", Int),
+                ]
+            }
+        }
+        EventName::LabelAssociation => {
+            const {
+                &[
+                    req("label_id", Str),
+                    req("chat_jid", Str),
+                    req("labeled", Bool),
+                    opt("timestamp", Int),
+                ]
+            }
+        }
+        EventName::ContactNumberChanged => {
+            const {
+                &[
+                    req("old_jid", Str),
+                    req("new_jid", Str),
+                    opt("old_lid", StrOrNull),
+                    opt("new_lid", StrOrNull),
+                    opt("timestamp", Int),
+                ]
+            }
+        }
+        EventName::IdentityChange => {
+            const {
+                &[
+                    req("jid", Str),
+                    opt("lid", StrOrNull),
+                    req("implicit", Bool),
+                ]
+            }
+        }
+        EventName::DisappearingModeUpdate => {
+            const {
+                &[
+                    req("jid", Str),
+                    req("ephemeral_seconds", Int),
+                    opt("timestamp", Int),
+                ]
+            }
+        }
+        EventName::Call => {
+            const {
+                &[
+                    req("call_id", Str),
+                    req("from", Str),
+                    opt("from_phone", StrOrNull),
+                    req("action", OneOf(CALL_ACTIONS)),
+                    opt("call_creator", Str),
+                    opt("is_video", Bool),
+                    opt("is_group", Bool),
+                    opt("group_jid", StrOrNull),
+                    opt("reason", StrOrNull),
+                    opt("duration_seconds", IntOrNull),
+                    opt("offline", Bool),
+                    req("timestamp", Int),
+                ]
+            }
+        }
+        EventName::HistorySync => {
+            const {
+                &[
+                    req("sync_type", OneOf(HISTORY_SYNC_TYPES)),
+                    req("chunk_order", IntOrNull),
+                    req("progress", IntOrNull),
+                    req("conversations", IntOrNull),
+                    req("messages", IntOrNull),
+                    opt("request_id", StrOrNull),
+                ]
+            }
+        }
         EventName::UndecryptableMessage => {
             const {
                 &[
@@ -234,6 +393,42 @@ pub fn shape(event: EventName) -> &'static [Field] {
                     req("enc_index", Int),
                     req("enc_type", Str),
                     req("reason", Str),
+                ]
+            }
+        }
+        EventName::AppStateSyncFailed => {
+            const {
+                &[
+                    req("fatal", StrArray),
+                    req("retryable", StrArray),
+                    req("skipped", StrArray),
+                    req("connected", Bool),
+                ]
+            }
+        }
+        EventName::NewsletterLiveUpdate => {
+            const { &[req("jid", Str), req("messages", ObjectArray)] }
+        }
+        EventName::PollVote => {
+            const {
+                &[
+                    req("message_id", Str),
+                    req("chat", Str),
+                    req("voter", Str),
+                    req("poll_message_id", Str),
+                    req("timestamp", Int),
+                    req("selected_options", StrArray),
+                    opt("error", Str),
+                ]
+            }
+        }
+        EventName::EphemeralSetting => {
+            const {
+                &[
+                    req("chat", Str),
+                    req("sender", Str),
+                    req("expiration_seconds", Int),
+                    req("timestamp", Int),
                 ]
             }
         }

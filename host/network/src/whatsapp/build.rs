@@ -1,11 +1,13 @@
 //! Building and starting one crate client for a session: our redb backend,
 //! the websocket transport (URL from the config), a reqwest HTTP client, the
-//! session's stored skip-history-sync preference, and the crate's reconnect
-//! loop switched off (the gateway's policy reconnects). Transport and HTTP
-//! failures are recorded so a failed connect can say why.
+//! session's stored skip-history-sync preference, the durability hook
+//! ([`super::inbound`]), and the crate's reconnect loop switched off (the
+//! gateway's policy reconnects; the pump turns it on for the login after
+//! pairing). Transport and HTTP failures while connecting are recorded so a
+//! failed connect can say why.
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -17,6 +19,7 @@ use whatsapp_rust::transport::TokioWebSocketTransportFactory;
 use whatsapp_rust::wacore::net::{Transport, TransportEvent, TransportFactory};
 
 use super::http::ReqwestHttp;
+use super::inbound::InboundHook;
 use super::pump::{self, Forward, Item};
 use super::session::{Inner, Run, RunState};
 use crate::NetworkError;
@@ -42,7 +45,12 @@ pub(super) async fn start(inner: &Arc<Inner>) -> Result<Run, NetworkError> {
     }
     let http = ReqwestHttp::new(HTTP_TIMEOUT)
         .map_err(|e| NetworkError::Failed(format!("could not build the HTTP client: {e}")))?;
-    let (tx, rx) = mpsc::unbounded_channel();
+    let (tx, rx) = mpsc::channel(pump::PUMP_CAPACITY);
+    let reconnect = Arc::new(OnceLock::new());
+    let forward = Forward {
+        tx: tx.clone(),
+        reconnect: reconnect.clone(),
+    };
     let mut builder = Bot::builder()
         .with_backend_arc(backend)
         .with_transport_factory(Recording {
@@ -54,7 +62,8 @@ pub(super) async fn start(inner: &Arc<Inner>) -> Result<Run, NetworkError> {
             state: state.clone(),
         })
         .with_runtime(TokioRuntime)
-        .with_event_handler(Forward(tx.clone()));
+        .with_event_handler(forward)
+        .with_inbound_durability_hook(InboundHook::new(inner));
     if skip_history {
         builder = builder.skip_history_sync();
     }
@@ -67,13 +76,14 @@ pub(super) async fn start(inner: &Arc<Inner>) -> Result<Run, NetworkError> {
         .map_err(|e| NetworkError::Failed(format!("could not build the WhatsApp client: {e}")))?;
     let client = bot.client();
     client.enable_auto_reconnect.store(false, Ordering::SeqCst);
+    let _ = reconnect.set(client.enable_auto_reconnect.clone());
     let handle = bot.spawn();
     tokio::spawn(pump::run(inner.clone(), state.clone(), client.clone(), rx));
-    let ended = state.clone();
+    let (inner, ended) = (inner.clone(), state.clone());
     tokio::spawn(async move {
         handle.await;
-        ended.ended.cancel();
-        let _ = tx.send(Item::Ended);
+        pump::wound_down(&inner, &ended).await;
+        let _ = tx.send(Item::Ended).await;
     });
     Ok(Run { client, state })
 }
@@ -103,8 +113,12 @@ impl<T: HttpClient + 'static> HttpClient for Recording<T> {
     async fn execute(&self, request: HttpRequest) -> anyhow::Result<HttpResponse> {
         let url = request.url.clone();
         self.inner.execute(request).await.inspect_err(|e| {
-            self.state
-                .fail(format!("HTTP request to {url} failed: {e:#}"));
+            // Only a failure while connecting (the version check) explains
+            // a failed connect; a media transfer's failure is its send's.
+            if !self.state.socket_up.load(Ordering::SeqCst) {
+                self.state
+                    .fail(format!("HTTP request to {url} failed: {e:#}"));
+            }
         })
     }
 }

@@ -13,18 +13,24 @@
 //!   retries. The one reconnect the backend does itself is the restart the
 //!   server asks for right after pairing.
 //! - `pump.rs` turns the crate's events into [`NetworkEvent`](super::NetworkEvent)s
-//!   through the pure mappings in [`map`].
+//!   through the pure mappings in [`map`], and counts the events that give
+//!   none in [`WhatsAppCounters`] (which the backend owns and every session
+//!   shares).
 //!
-//! The knobs ([`WhatsAppConfig`]) exist in every build.
+//! The knobs ([`WhatsAppConfig`]) and the counters exist in every build.
 
 mod config;
+mod counters;
 
 pub use config::{WhatsAppConfig, parse_version};
+pub use counters::WhatsAppCounters;
 
 #[cfg(feature = "whatsapp")]
 mod build;
 #[cfg(feature = "whatsapp")]
 mod http;
+#[cfg(feature = "whatsapp")]
+pub mod inbound;
 #[cfg(feature = "whatsapp")]
 pub mod map;
 #[cfg(feature = "whatsapp")]
@@ -35,6 +41,8 @@ mod pump;
 mod send;
 #[cfg(feature = "whatsapp")]
 pub mod session;
+#[cfg(all(test, feature = "whatsapp"))]
+mod tests_pump;
 
 #[cfg(feature = "whatsapp")]
 pub use network::WhatsAppNetwork;
@@ -46,8 +54,8 @@ mod network {
 
     use async_trait::async_trait;
 
-    use super::WhatsAppConfig;
     use super::session::WaSession;
+    use super::{WhatsAppConfig, WhatsAppCounters};
     use crate::store::Store;
     use crate::{AttachSpec, EventSink, Network, NetworkError, NetworkSession};
 
@@ -55,6 +63,7 @@ mod network {
     pub struct WhatsAppNetwork {
         store: Store,
         config: WhatsAppConfig,
+        counters: WhatsAppCounters,
         sessions: Mutex<HashMap<String, Arc<WaSession>>>,
     }
 
@@ -64,8 +73,25 @@ mod network {
             Self {
                 store,
                 config,
+                counters: WhatsAppCounters::default(),
                 sessions: Mutex::new(HashMap::new()),
             }
+        }
+
+        /// The counters every session of this backend bumps, to register
+        /// with the metrics registry.
+        pub fn counters(&self) -> &WhatsAppCounters {
+            &self.counters
+        }
+
+        /// The durability hook of an attached session's clients, `None` for
+        /// a session this backend does not hold.
+        pub fn inbound_hook(&self, session_id: &str) -> Option<super::inbound::InboundHook> {
+            self.sessions
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(session_id)
+                .map(|s| s.inbound_hook())
         }
     }
 
@@ -84,6 +110,7 @@ mod network {
                 spec.session_id.clone(),
                 self.store.clone(),
                 self.config.clone(),
+                self.counters.clone(),
                 events,
             ));
             let old = self

@@ -2,17 +2,23 @@
 //! and handed to the session's intake; then the end of the run, which is a
 //! drop to report, the restart the server asks for after pairing, or
 //! nothing (a stop the gateway asked for, a connect that failed and said so).
+//! Message batches take the inbound path ([`super::inbound`]).
 
-use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
+use tokio::runtime::{Handle, RuntimeFlavor};
 use tokio::sync::mpsc;
+use tokio::sync::mpsc::error::TrySendError;
 use whatsapp_rust::Client;
-use whatsapp_rust::types::events::{Event, EventHandler};
+use whatsapp_rust::types::events::{BatchOrigin, Event, EventHandler};
 
 use super::map::{self, MapContext};
 use super::session::{Inner, RunState, set, stopping};
 use crate::NetworkEvent;
+
+/// Events waiting for the pump, at most; past that the crate waits.
+pub(super) const PUMP_CAPACITY: usize = 1024;
 
 /// What flows from the crate's event bus to the pump.
 pub(super) enum Item {
@@ -22,12 +28,65 @@ pub(super) enum Item {
     Ended,
 }
 
-/// The crate-side handler: hands every event to the pump, never blocking.
-pub(super) struct Forward(pub mpsc::UnboundedSender<Item>);
+/// The crate-side handler: hands every event to the pump in order.
+pub(super) struct Forward {
+    /// To the pump.
+    pub tx: mpsc::Sender<Item>,
+    /// The client's auto-reconnect switch, set once the client is built.
+    pub reconnect: Arc<OnceLock<Arc<AtomicBool>>>,
+}
 
 impl EventHandler for Forward {
     fn handle_event(&self, event: Arc<Event>) {
-        let _ = self.0.send(Item::Event(event));
+        // Right after pairing the server closes the stream and the client
+        // must log in again. The crate does that on the same client, which
+        // remembers that the new device needs its first full app-state sync
+        // (a fresh client would not, and a business account, whose name is
+        // known at pairing, would then skip it); once logged in, drops are
+        // the gateway's reconnect policy's again. This runs inside the
+        // crate's dispatch, before it reads the close, so the switch is set
+        // in time.
+        match &*event {
+            Event::PairSuccess(_) => self.switch_reconnect(true),
+            Event::Connected(_) => self.switch_reconnect(false),
+            _ => {}
+        }
+        forward(&self.tx, Item::Event(event));
+    }
+}
+
+impl Forward {
+    fn switch_reconnect(&self, on: bool) {
+        if let Some(flag) = self.reconnect.get() {
+            flag.store(on, Ordering::SeqCst);
+        }
+    }
+}
+
+/// Hands `item` to the pump. When the pump is behind, the crate's dispatch
+/// (and with it the crate's reading of the socket) waits for room: memory
+/// stays bounded and the server holds what is not read yet.
+fn forward(tx: &mpsc::Sender<Item>, item: Item) {
+    let item = match tx.try_send(item) {
+        Ok(()) | Err(TrySendError::Closed(_)) => return,
+        Err(TrySendError::Full(item)) => item,
+    };
+    match Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(RuntimeFlavor::MultiThread) => {
+            let _ = tokio::task::block_in_place(|| tx.blocking_send(item));
+        }
+        // Not on a runtime thread: blocking is plain waiting.
+        Err(_) => {
+            let _ = tx.blocking_send(item);
+        }
+        // A single-threaded runtime cannot block its only thread without
+        // stopping the pump too; the event waits in a task instead.
+        Ok(_) => {
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let _ = tx.send(item).await;
+            });
+        }
     }
 }
 
@@ -36,7 +95,7 @@ pub(super) async fn run(
     inner: Arc<Inner>,
     state: Arc<RunState>,
     client: Arc<Client>,
-    mut rx: mpsc::UnboundedReceiver<Item>,
+    mut rx: mpsc::Receiver<Item>,
 ) {
     while let Some(item) = rx.recv().await {
         match item {
@@ -80,6 +139,14 @@ fn refresh_pair_code(inner: &Arc<Inner>, state: &RunState, client: &Arc<Client>)
 }
 
 async fn handle(inner: &Arc<Inner>, state: &RunState, client: &Client, ev: &Event) {
+    if let Event::Messages(batch) = ev {
+        // A batch the hook committed is in the store already.
+        if !batch.hook_committed {
+            let drained = batch.origin == BatchOrigin::OfflineDrain;
+            super::inbound::deliver_unhooked(inner, client, &batch.messages, drained).await;
+        }
+        return;
+    }
     let mut own_users = Vec::new();
     own_users.extend(client.pn().map(|j| j.user.to_string()));
     own_users.extend(client.lid().map(|j| j.user.to_string()));
@@ -90,22 +157,19 @@ async fn handle(inner: &Arc<Inner>, state: &RunState, client: &Client, ev: &Even
     };
     let mapped = map::map_event(ev, &cx);
     if mapped.is_empty() {
-        tracing::debug!(session = %inner.id, event = ?std::mem::discriminant(ev), "whatsapp event not forwarded");
+        if let Some(kind) = map::unmapped_kind(ev) {
+            inner.counters.unmapped(kind);
+        }
+        tracing::debug!(session = %inner.id, event = ?ev, "whatsapp event not forwarded");
     }
-    for mut event in mapped {
-        match &mut event {
-            NetworkEvent::Message(m) if m.from_phone.is_none() => {
-                m.from_phone = lid_phone(client, &m.from).await;
-            }
+    for event in mapped {
+        match &event {
             NetworkEvent::Paired(_) => set(&state.paired),
+            // The device state is dropped once the crate has wound down
+            // (`build.rs`), not now: it still writes while tearing down.
             NetworkEvent::LoggedOut { .. } => {
                 set(&state.reported);
-                let (store, id) = (inner.store.clone(), inner.id.clone());
-                let wiped =
-                    tokio::task::spawn_blocking(move || store.wipe_whatsapp_state(&id)).await;
-                if !matches!(wiped, Ok(Ok(_))) {
-                    tracing::error!(session = %inner.id, "could not drop the credentials of a logged-out device");
-                }
+                set(&state.logged_out);
             }
             NetworkEvent::Disconnected { .. }
             | NetworkEvent::Replaced { .. }
@@ -115,7 +179,10 @@ async fn handle(inner: &Arc<Inner>, state: &RunState, client: &Client, ev: &Even
         // After a stop the gateway asked for, connection news is its own to tell.
         let connection_news = !matches!(
             event,
-            NetworkEvent::Message(_) | NetworkEvent::Other { .. } | NetworkEvent::Contacts(_)
+            NetworkEvent::Message(_)
+                | NetworkEvent::Other { .. }
+                | NetworkEvent::Contacts(_)
+                | NetworkEvent::Durable { .. }
         );
         if stopping(state) && connection_news {
             continue;
@@ -126,16 +193,18 @@ async fn handle(inner: &Arc<Inner>, state: &RunState, client: &Client, ev: &Even
     }
 }
 
-/// The phone digits of an `@lid` sender from the client's lid/phone mapping.
-async fn lid_phone(client: &Client, from: &str) -> Option<String> {
-    let jid: whatsapp_rust::Jid = from.parse().ok()?;
-    if !jid.is_lid() {
-        return None;
+/// The crate's run loop has returned: an unlinked device's state goes now
+/// that the crate has wound down and written its last (so nothing of it
+/// comes back), then the run counts as ended.
+pub(super) async fn wound_down(inner: &Arc<Inner>, state: &RunState) {
+    if state.logged_out.load(Ordering::SeqCst) {
+        let (store, id) = (inner.store.clone(), inner.id.clone());
+        let wiped = tokio::task::spawn_blocking(move || store.wipe_whatsapp_state(&id)).await;
+        if !matches!(wiped, Ok(Ok(_))) {
+            tracing::error!(session = %inner.id, "could not drop the credentials of a logged-out device");
+        }
     }
-    match client.get_lid_pn_entry(&jid).await {
-        Ok(Some(entry)) => Some(entry.phone_number.to_string()),
-        _ => None,
-    }
+    state.ended.cancel();
 }
 
 async fn ended(inner: &Arc<Inner>, state: &RunState) {

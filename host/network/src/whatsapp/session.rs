@@ -1,6 +1,6 @@
 //! [`WaSession`]: the `NetworkSession` of one whatsapp session — connect,
 //! disconnect, logout, pair codes and sends on the current crate client.
-//! Group, contact and account operations are in `ops.rs`.
+//! Group, contact and account operations are in `ops/`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,6 +21,10 @@ use crate::{EventSink, NetworkError, NetworkEvent, NetworkSession, SendReceipt};
 /// version check 20 s each, in parallel, then the handshake).
 const SOCKET_WAIT: Duration = Duration::from_secs(30);
 
+/// How long a logout of a disconnected session waits for the login that
+/// lets it unlink the device.
+const LOGIN_WAIT: Duration = Duration::from_secs(20);
+
 /// How long a disconnect waits for the client to wind down.
 const STOP_WAIT: Duration = Duration::from_secs(10);
 
@@ -35,6 +39,8 @@ pub(super) struct Inner {
     pub store: Store,
     pub config: WhatsAppConfig,
     pub sink: EventSink,
+    /// The backend's counters (events no mapping forwards).
+    pub counters: super::WhatsAppCounters,
     /// The current (or last) run of a crate client.
     pub run: tokio::sync::Mutex<Option<Run>>,
     /// Asks the restarter task for a fresh run (the login after pairing).
@@ -58,6 +64,9 @@ pub(super) struct RunState {
     pub paired: AtomicBool,
     /// A disconnect, logout or lock was already reported for this run.
     pub reported: AtomicBool,
+    /// The account was unlinked during this run: its device state goes when
+    /// the run has ended.
+    pub logged_out: AtomicBool,
     /// Cancelled when the crate's run loop has returned.
     pub ended: CancellationToken,
     /// The last transport or HTTP failure, for the error a failed connect gives.
@@ -89,13 +98,20 @@ impl RunState {
 
 impl WaSession {
     /// A session that is not connected yet.
-    pub fn new(id: String, store: Store, config: WhatsAppConfig, sink: EventSink) -> Self {
+    pub fn new(
+        id: String,
+        store: Store,
+        config: WhatsAppConfig,
+        counters: super::WhatsAppCounters,
+        sink: EventSink,
+    ) -> Self {
         let (restart, mut requests) = tokio::sync::mpsc::unbounded_channel();
         let inner = Arc::new(Inner {
             id,
             store,
             config,
             sink,
+            counters,
             run: tokio::sync::Mutex::new(None),
             restart,
         });
@@ -129,6 +145,35 @@ impl WaSession {
             }
             _ => Err(NetworkError::NotConnected),
         }
+    }
+
+    /// Whether the gateway holds a paired account for this session.
+    async fn paired(&self) -> bool {
+        let (store, id) = (self.inner.store.clone(), self.inner.id.clone());
+        tokio::task::spawn_blocking(move || store.get_session(&id))
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .flatten()
+            .is_some_and(|r| r.account.is_some())
+    }
+
+    /// Connects and waits for the login, so a logout can unlink the device.
+    async fn connect_to_unlink(&self) -> Result<(), NetworkError> {
+        self.inner.connect().await?;
+        let client = self.client().await?;
+        client.wait_for_connected(LOGIN_WAIT).await.map_err(|e| {
+            NetworkError::Failed(format!(
+                "not logged in within {} s: {e}",
+                LOGIN_WAIT.as_secs()
+            ))
+        })
+    }
+
+    /// The durability hook of this session's clients (the crate calls it;
+    /// exposed so the order it keeps can be shown without a server).
+    pub fn inbound_hook(&self) -> super::inbound::InboundHook {
+        super::inbound::InboundHook::new(&self.inner)
     }
 
     /// The live, logged-in client, or `NotConnected`.
@@ -215,6 +260,13 @@ impl NetworkSession for WaSession {
     }
 
     async fn logout(&self) -> Result<(), NetworkError> {
+        // Only a logged-in connection can ask the server to unlink the
+        // device; without one it would stay in the phone's "Linked devices".
+        let unlink_failure = if self.logged_in().await.is_err() && self.paired().await {
+            self.connect_to_unlink().await.err()
+        } else {
+            None
+        };
         let run = self.inner.run.lock().await.take();
         if let Some(run) = &run {
             run.state.stopping.store(true, Ordering::SeqCst);
@@ -227,7 +279,12 @@ impl NetworkSession for WaSession {
             .await
             .map_err(|e| NetworkError::Failed(format!("could not drop the credentials: {e}")))?
             .map_err(|e| NetworkError::Failed(format!("could not drop the credentials: {e}")))?;
-        let reason = "logged out on request".to_owned();
+        let reason = match unlink_failure {
+            None => "logged out on request".to_owned(),
+            Some(e) => format!(
+                "logged out on request; the device could not be unlinked on WhatsApp ({e}): remove it in the phone's Linked devices"
+            ),
+        };
         let event = if had_device {
             NetworkEvent::LoggedOut { reason }
         } else {
@@ -278,7 +335,8 @@ impl NetworkSession for WaSession {
         content: &OutboundContent,
     ) -> Result<SendReceipt, NetworkError> {
         let client = self.logged_in().await?;
-        super::send::send(&client, message_id, to, content).await
+        let (store, id) = (&self.inner.store, self.inner.id.as_str());
+        super::send::send(&client, store, id, message_id, to, content).await
     }
 
     async fn has_sent(&self, _message_id: &str) -> Result<Option<bool>, NetworkError> {

@@ -54,6 +54,14 @@ impl<K: Eq + Hash + Clone> RecentSet<K> {
         self.seen.contains(key)
     }
 
+    /// Forgets `key` (a message whose record could not be stored must not
+    /// be taken for a duplicate when the network delivers it again).
+    pub fn forget(&mut self, key: &K) {
+        if self.seen.remove(key) {
+            self.order.retain(|k| k != key);
+        }
+    }
+
     /// How many keys are remembered.
     pub fn len(&self) -> usize {
         self.order.len()
@@ -130,6 +138,12 @@ impl MessageDedup {
         self.recent.contains(&self.fingerprint(key))
     }
 
+    /// Forgets `key`, so the next message with it is not a duplicate.
+    pub fn forget(&mut self, key: &MessageKey) {
+        let f = self.fingerprint(key);
+        self.recent.forget(&f);
+    }
+
     /// How many messages are remembered.
     pub fn len(&self) -> usize {
         self.recent.len()
@@ -183,6 +197,19 @@ mod tests {
         assert!(!set.insert("a"));
         set.insert("c");
         assert!(!set.contains(&"a"));
+    }
+
+    #[test]
+    fn a_forgotten_key_is_new_again_and_the_others_stay_remembered() {
+        let mut set = RecentSet::new(3);
+        assert!(set.insert("a"));
+        assert!(set.insert("b"));
+        set.forget(&"a");
+        assert!(!set.contains(&"a"));
+        assert!(set.contains(&"b"));
+        assert_eq!(set.len(), 1);
+        assert!(set.insert("a"), "new again");
+        assert!(!set.insert("b"), "still a duplicate");
     }
 
     #[test]

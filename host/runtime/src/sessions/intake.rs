@@ -2,6 +2,9 @@
 //! stored records and published envelopes (a message's envelope once its
 //! record is durable, through [`PublishQueue`]). It drops duplicate messages (the
 //! per-session dedup window) and learns and applies the lid-to-phone mapping.
+//! A batch the network holds its acknowledgement back for
+//! ([`NetworkEvent::Durable`]) is answered once all of it is stored and
+//! published.
 
 use std::sync::Arc;
 
@@ -13,15 +16,19 @@ use super::Live;
 use super::dedup::{MessageDedup, MessageKey};
 use super::lid::{LearnedLid, learned_from_contact, learned_from_message, resolve_phones};
 use super::message_event::message_data;
-use super::publish_queue::{Commit, PublishQueue};
+use super::publish_queue::{Commit, Owed, PublishQueue};
 use crate::domain::event::{Envelope, EventName};
 use crate::domain::event_data::own::{
     ConnectedData, LoggedOutData, PairCodeData, QrCodeData, to_data,
 };
 use crate::domain::message::{Direction, MessageRecord};
 use crate::domain::session::SessionStatus;
-use crate::network::{InboundMessage, NetworkEvent};
+use crate::network::{InboundMessage, NetworkEvent, StoredReceipt};
 use crate::store::Store;
+
+/// Most events intake takes from the channel for one trip to a blocking
+/// thread (whatever is already waiting, up to this many).
+const HANDLE_BATCH: usize = 64;
 
 /// What the intake task of one session needs.
 pub(super) struct Intake {
@@ -33,32 +40,94 @@ pub(super) struct Intake {
     pub dedup: MessageDedup,
     /// Decides about reconnects after drops and account locks.
     pub supervisor: super::reconnect::Supervisor,
+    /// The receipt of the unacknowledged batch being handled, if any.
+    pub receipt: Option<StoredReceipt>,
+}
+
+/// What the intake loop does next.
+enum Step {
+    Flushed,
+    Events(Vec<NetworkEvent>),
+    Closed,
+    Stopping,
 }
 
 impl Intake {
     /// Handles events until the network drops the channel or the gateway
     /// stops. Envelopes whose records are committed leave first; no new
-    /// event is read while the publish queue is full.
+    /// event is read while the publish queue is full. Handling writes to
+    /// the store (session records, lid mappings, contacts), so it runs on a
+    /// blocking thread, a batch of waiting events at a time, never on an
+    /// async worker.
     pub async fn run(mut self, mut rx: mpsc::Receiver<NetworkEvent>, cancel: CancellationToken) {
         loop {
-            tokio::select! {
+            let step = tokio::select! {
                 biased;
-                () = self.queue.flush(), if !self.queue.is_empty() => {}
+                () = self.queue.flush(), if !self.queue.is_empty() => Step::Flushed,
                 ev = rx.recv(), if self.queue.has_room() => match ev {
-                    Some(ev) => self.handle(ev),
-                    None => break,
+                    Some(ev) => Step::Events(vec![ev]),
+                    None => Step::Closed,
                 },
-                _ = cancel.cancelled() => {
+                _ = cancel.cancelled() => Step::Stopping,
+            };
+            match step {
+                Step::Flushed => self.forget_failed(),
+                Step::Events(mut batch) => {
+                    while batch.len() < HANDLE_BATCH
+                        && let Ok(ev) = rx.try_recv()
+                    {
+                        batch.push(ev);
+                    }
+                    match self.handle_all(batch).await {
+                        Some(this) => self = this,
+                        None => return,
+                    }
+                }
+                Step::Closed => break,
+                Step::Stopping => {
                     // Stopping: handle what the network already handed over, so
                     // a message received just before shutdown is still stored.
-                    while let Ok(ev) = rx.try_recv() {
-                        self.handle(ev);
+                    let batch = std::iter::from_fn(|| rx.try_recv().ok()).collect();
+                    match self.handle_all(batch).await {
+                        Some(this) => self = this,
+                        None => return,
                     }
                     break;
                 }
             }
         }
         self.queue.drain().await;
+        self.forget_failed();
+    }
+
+    /// Handles `batch` in order on a blocking thread; `None` if handling
+    /// panicked (the session's intake is then over, as a panic on the task
+    /// would have ended it).
+    async fn handle_all(self, batch: Vec<NetworkEvent>) -> Option<Self> {
+        let id = self.live.id.clone();
+        let handled = tokio::task::spawn_blocking(move || {
+            let mut this = self;
+            for ev in batch {
+                this.handle(ev);
+            }
+            this
+        })
+        .await;
+        match handled {
+            Ok(this) => Some(this),
+            Err(e) => {
+                tracing::error!(session = %id, error = %e, "the session's intake failed; its events are no longer handled");
+                None
+            }
+        }
+    }
+
+    /// Messages whose records could not be stored are no longer duplicates:
+    /// the network delivers them again, and then they must be stored.
+    fn forget_failed(&mut self) {
+        for key in self.queue.take_failed() {
+            self.dedup.forget(&key);
+        }
     }
 
     fn publish(&mut self, event: EventName, data: serde_json::Value) {
@@ -151,13 +220,22 @@ impl Intake {
             }
             NetworkEvent::Contacts(sync) => self.contacts_synced(&sync),
             NetworkEvent::AccountLocked { reason } => self.account_locked(&reason),
+            NetworkEvent::Durable { events, receipt } => {
+                let outer = self.receipt.replace(receipt.clone());
+                for ev in events {
+                    self.handle(ev);
+                }
+                self.receipt = outer;
+                self.queue.push_mark(receipt);
+            }
         }
     }
 
     /// Stores and publishes a message unless it is a duplicate.
     fn message(&mut self, m: &InboundMessage) {
         let id = &self.live.id;
-        if !self.dedup.insert(&MessageKey::of(m)) {
+        let key = MessageKey::of(m);
+        if !self.dedup.insert(&key) {
             tracing::debug!(session = %id, chat = %m.chat, message_id = %m.message_id, "duplicate message dropped");
             return;
         }
@@ -181,12 +259,20 @@ impl Intake {
             Ok(commit) => Some(Box::pin(commit) as Commit),
             Err(e) => {
                 tracing::error!(session = %id, error = %e, "could not store an inbound message");
+                if let Some(receipt) = &self.receipt {
+                    receipt.fail(format!("could not store an inbound message: {e}"));
+                }
+                self.dedup.forget(&key);
                 None
             }
         };
         let mut envelope = Envelope::now(id, EventName::Message, data);
         envelope.offline = Some(m.offline);
-        self.queue.push(envelope, commit);
+        let owed = Owed {
+            receipt: self.receipt.clone(),
+            key: Some(key),
+        };
+        self.queue.push_owed(envelope, commit, owed);
     }
 
     fn learn(&self, pair: &LearnedLid) {

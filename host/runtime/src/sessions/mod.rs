@@ -187,6 +187,7 @@ impl Sessions {
             supervisor: reconnect::Supervisor {
                 inner: Arc::downgrade(&self.inner),
             },
+            receipt: None,
         };
         self.inner
             .tasks

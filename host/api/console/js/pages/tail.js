@@ -11,9 +11,12 @@ export const EVENT_NAMES = [
   'message', 'receipt', 'presence', 'chat_presence', 'connected', 'disconnected', 'logged_out',
   'qr_code', 'pair_code', 'pairing_code_error', 'group_update', 'joined_group', 'picture_update',
   'user_about_update', 'push_name_update', 'contact_update', 'device_list_update', 'pin_update',
-  'mute_update', 'archive_update', 'mark_chat_as_read', 'undecryptable_message', 'client_outdated',
-  'offline_sync_preview', 'offline_sync_completed', 'account_locked', 'call_log_sync', 'stream_error',
-  'enc_decrypt_failed', 'blast_progress', 'blast_completed',
+  'mute_update', 'archive_update', 'mark_chat_as_read', 'star_update', 'chat_deleted', 'chat_cleared',
+  'message_deleted_for_me', 'status_mute_update', 'label_update', 'label_association',
+  'contact_number_changed', 'identity_change', 'disappearing_mode_update', 'call', 'history_sync', 'poll_vote', 'ephemeral_setting',
+  'undecryptable_message', 'client_outdated', 'offline_sync_preview', 'offline_sync_completed',
+  'account_locked', 'call_log_sync', 'stream_error', 'enc_decrypt_failed', 'app_state_sync_failed',
+  'newsletter_live_update', 'blast_progress', 'blast_completed',
 ];
 
 const KEEP = 300;

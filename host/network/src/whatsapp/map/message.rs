@@ -1,23 +1,31 @@
 //! Inbound messages: the envelope fields (ids, sender, chat, lid/phone,
 //! offline) from the crate's `MessageInfo`; the content is read by
-//! `message_content.rs`. Also undecryptable messages.
+//! `message_content.rs`, and what a message is (content, revoke, vote, …) is
+//! told by `protocol.rs`. Also undecryptable messages.
 
 use serde_json::json;
-use whatsapp_rust::types::events::{BatchOrigin, MessageBatch, UndecryptableMessage};
+use whatsapp_rust::types::events::{
+    BatchOrigin, InboundMessage as WaInbound, MessageBatch, UndecryptableMessage,
+};
 use whatsapp_rust::types::message::{MessageInfo, MessageSource};
 use whatsapp_rust::waproto::whatsapp as wa;
 
+use super::protocol::{self, MessageItem};
 use super::{jid_user, message_content, other, user_jid};
 use crate::domain::event::EventName;
 use crate::{InboundMessage, NetworkEvent};
 
-/// One `Message` event per message of a batch. Messages of an offline drain,
-/// or flagged offline by the server, carry `offline`.
-pub fn batch(b: &MessageBatch) -> Vec<NetworkEvent> {
-    let drained = b.origin == BatchOrigin::OfflineDrain;
-    b.messages
+/// Each message of a batch, classified ([`protocol::classify`]). Messages of
+/// an offline drain, or flagged offline by the server, carry `offline`.
+pub fn batch(b: &MessageBatch) -> Vec<MessageItem> {
+    items(&b.messages, b.origin == BatchOrigin::OfflineDrain)
+}
+
+/// Each of `messages`, classified.
+pub fn items(messages: &[WaInbound], drained: bool) -> Vec<MessageItem> {
+    messages
         .iter()
-        .map(|m| NetworkEvent::Message(Box::new(inbound(&m.message, &m.info, drained))))
+        .map(|m| protocol::classify(&m.message, &m.info, drained))
         .collect()
 }
 

@@ -1,32 +1,48 @@
 //! The crate's events as the gateway's [`NetworkEvent`]s: pure functions, one
 //! file per event family, so each mapping is tested by building the crate's
-//! event values (no network). [`map_event`] is the one entry point; events the
-//! spec does not list map to nothing (the pump logs them at debug level).
+//! event values (no network). [`map_event`] is the one entry point; an event
+//! it gives nothing for is counted by [`unmapped_kind`] (the pump bumps
+//! `switchboard_whatsapp_events_unmapped_total{kind}`), never dropped
+//! without a trace.
 
 pub mod account_ops;
 pub mod app_state;
+pub mod app_state_sync;
+pub mod calls;
 pub mod chat;
+pub mod chat_actions;
 pub mod connection;
+pub mod contact_changes;
 pub mod contact_lookups;
 pub mod contacts;
 pub mod group_info;
 pub mod groups;
+pub mod history;
 pub mod iq_errors;
+pub mod kinds;
+pub mod labels;
 pub mod message;
 pub mod message_content;
+pub mod newsletters;
+pub mod protocol;
 
 #[cfg(test)]
 mod tests_connection;
 #[cfg(test)]
 mod tests_events;
 #[cfg(test)]
+mod tests_events_sync;
+#[cfg(test)]
 mod tests_message;
+#[cfg(test)]
+mod tests_protocol;
 
 use whatsapp_rust::Jid;
 use whatsapp_rust::types::events::Event;
 
 use crate::NetworkEvent;
 use crate::domain::event::EventName;
+pub use kinds::unmapped_kind;
 
 /// What a mapping needs besides the event.
 #[derive(Debug, Clone, Default)]
@@ -41,7 +57,8 @@ pub struct MapContext {
 }
 
 /// Maps one crate event. Most give one event; a message batch gives one per
-/// message; unlisted events give none.
+/// message; unlisted events, and the cases of listed ones a mapping leaves
+/// out, give none (see [`unmapped_kind`]).
 pub fn map_event(ev: &Event, cx: &MapContext) -> Vec<NetworkEvent> {
     use connection as c;
     match ev {
@@ -67,7 +84,9 @@ pub fn map_event(ev: &Event, cx: &MapContext) -> Vec<NetworkEvent> {
         }],
         Event::OfflineSyncPreview(e) => vec![c::offline_preview(e)],
         Event::OfflineSyncCompleted(e) => vec![c::offline_completed(e)],
-        Event::Messages(batch) => message::batch(batch),
+        // Message batches take the inbound path (`inbound.rs`): votes are
+        // opened and the batch is stored before the crate acknowledges it.
+        Event::Messages(_) => Vec::new(),
         Event::UndecryptableMessage(e) => vec![message::undecryptable(e)],
         Event::Receipt(e) => chat::receipt(e).into_iter().collect(),
         Event::Presence(e) => vec![chat::presence(e)],
@@ -81,7 +100,27 @@ pub fn map_event(ev: &Event, cx: &MapContext) -> Vec<NetworkEvent> {
         Event::MuteUpdate(e) => vec![app_state::mute(e)],
         Event::ArchiveUpdate(e) => vec![app_state::archive(e)],
         Event::MarkChatAsReadUpdate(e) => vec![app_state::mark_read(e)],
+        Event::StarUpdate(e) => vec![chat_actions::star(e)],
+        Event::DeleteChatUpdate(e) => vec![chat_actions::chat_deleted(e)],
+        Event::ClearChatUpdate(e) => vec![chat_actions::chat_cleared(e)],
+        Event::DeleteMessageForMeUpdate(e) => vec![chat_actions::deleted_for_me(e)],
+        Event::UserStatusMuteUpdate(e) => vec![chat_actions::status_mute(e)],
+        Event::LabelEditUpdate(e) => vec![labels::edit(e)],
+        Event::LabelAssociationUpdate(e) => vec![labels::association(e)],
         Event::GroupUpdate(e) => groups::update(e, cx).into_iter().collect(),
+        Event::IdentityChange(e) => vec![contact_changes::identity(e)],
+        Event::ContactNumberChanged(e) => vec![contact_changes::number_changed(e)],
+        Event::DisappearingModeChanged(e) => vec![contact_changes::disappearing_mode(e)],
+        Event::IncomingCall(e) => calls::incoming(e).into_iter().collect(),
+        Event::MissedCall(e) => vec![calls::missed(e)],
+        Event::CallEndedElsewhere(e) => calls::ended_elsewhere(e).into_iter().collect(),
+        Event::HistorySync(e) => vec![history::history_sync(e)],
+        Event::AppStateSyncFailed(e) => vec![app_state_sync::failed(e)],
+        Event::NewsletterLiveUpdate(e) => vec![newsletters::live_update(e)],
+        // Counted as unmapped by kind (`kinds.rs`): server acks, raw and
+        // unhandled notifications, profile-changed and contact-resync
+        // notices, our own push name, business status, dirty markers, MEX
+        // updates and passkey pairing, which the gateway does not use.
         _ => Vec::new(),
     }
 }

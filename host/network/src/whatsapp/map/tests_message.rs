@@ -14,7 +14,8 @@ use whatsapp_rust::types::message::{MessageInfo, MessageSource};
 use whatsapp_rust::waproto::buffa::MessageField;
 use whatsapp_rust::waproto::whatsapp as wa;
 
-use super::{MapContext, map_event};
+use super::protocol::MessageItem;
+use super::{MapContext, map_event, message};
 use crate::domain::event::EventName;
 use crate::domain::event_data::validate;
 use crate::{InboundMessage, NetworkEvent};
@@ -47,7 +48,17 @@ fn batch(message: wa::Message, info: MessageInfo, origin: BatchOrigin) -> Vec<Ne
         .messages(Arc::from(vec![m]))
         .origin(origin)
         .build();
-    map_event(&Event::Messages(b), &MapContext::default())
+    assert!(
+        map_event(&Event::Messages(b.clone()), &MapContext::default()).is_empty(),
+        "message batches take the inbound path"
+    );
+    message::batch(&b)
+        .into_iter()
+        .map(|item| match item {
+            MessageItem::Message(m) => NetworkEvent::Message(m),
+            other => panic!("not a message: {other:?}"),
+        })
+        .collect()
 }
 
 /// The inbound message of a live direct message from a phone JID.
@@ -394,7 +405,13 @@ fn a_reaction_names_the_message_it_reacts_to() {
 
 #[test]
 fn an_unknown_message_is_typed_unknown() {
-    let m = inbound(wa::Message::default());
+    let m = inbound(wa::Message {
+        keep_in_chat_message: MessageField::some(wa::message::KeepInChatMessage {
+            timestamp_ms: Some(1),
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
     assert_eq!((m.message_type.as_str(), m.text.clone()), ("unknown", None));
 }
 

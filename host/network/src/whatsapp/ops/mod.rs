@@ -59,6 +59,7 @@ mod tests {
             "wa".into(),
             store,
             WhatsAppConfig::default(),
+            Default::default(),
             sink,
         ));
         let group = Jid::parse("120363000000000001@g.us").unwrap();
