@@ -224,6 +224,26 @@ mod tests {
         );
     }
 
+    /// The live tail's event filter offers exactly the gateway's event
+    /// names, in their order: a new event shows up there or fails here.
+    #[test]
+    fn the_tail_page_lists_every_event_name_and_no_other() {
+        let page =
+            std::fs::read_to_string(console_dir().join("js/pages/tail.js")).expect("tail.js");
+        let start = page.find("EVENT_NAMES = [").expect("the list") + "EVENT_NAMES = [".len();
+        let end = start + page[start..].find("];").expect("its end");
+        let listed: Vec<&str> = page[start..end]
+            .split(',')
+            .map(|n| n.trim().trim_matches('\''))
+            .filter(|n| !n.is_empty())
+            .collect();
+        let names: Vec<&str> = crate::domain::event::EventName::ALL
+            .iter()
+            .map(|n| n.as_str())
+            .collect();
+        assert_eq!(listed, names);
+    }
+
     /// Every relative `import … from './x.js'` and every `href`/`src` of the
     /// page names an embedded file, so no module 404s in the browser.
     #[test]
