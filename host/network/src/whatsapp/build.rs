@@ -20,6 +20,7 @@ use whatsapp_rust::wacore::net::{Transport, TransportEvent, TransportFactory};
 
 use super::http::ReqwestHttp;
 use super::inbound::InboundHook;
+use super::off_thread::with_store;
 use super::pump::{self, Forward, Item};
 use super::session::{Inner, Run, RunState};
 use crate::NetworkError;
@@ -30,11 +31,9 @@ const HTTP_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Builds a client for the session and starts it; its events flow to the pump.
 pub(super) async fn start(inner: &Arc<Inner>) -> Result<Run, NetworkError> {
-    let (store, id) = (inner.store.clone(), inner.id.clone());
-    let skip_history = tokio::task::spawn_blocking(move || store.get_session(&id))
+    let skip_history = with_store(&inner.store, &inner.id, |s, id| s.get_session(id))
         .await
         .ok()
-        .and_then(Result::ok)
         .flatten()
         .is_some_and(|r| r.skip_history_sync);
     let state = Arc::new(RunState::default());

@@ -32,6 +32,7 @@ use whatsapp_rust::waproto::codec;
 
 use super::map::protocol::{self, MessageItem, PollVote};
 use super::map::{message, user_jid};
+use super::off_thread::with_store;
 use super::session::Inner;
 use crate::store::whatsapp::WaMessageRow;
 use crate::{NetworkEvent, StoredReceipt};
@@ -162,11 +163,11 @@ async fn keep(
     if rows.is_empty() {
         return Ok(());
     }
-    let (store, id) = (inner.store.clone(), inner.id.clone());
-    tokio::task::spawn_blocking(move || store.put_wa_messages(&id, &rows))
-        .await
-        .map_err(|e| format!("could not keep inbound messages: {e}"))?
-        .map_err(|e| format!("could not keep inbound messages: {e}"))
+    with_store(&inner.store, &inner.id, move |s, id| {
+        s.put_wa_messages(id, &rows)
+    })
+    .await
+    .map_err(|e| format!("could not keep inbound messages: {e}"))
 }
 
 /// The options a vote chose, opened with the poll's kept secret.
@@ -175,12 +176,13 @@ async fn open_vote(
     client: Option<&Client>,
     vote: &PollVote,
 ) -> Result<Vec<String>, String> {
-    let (store, id, poll_id) = (inner.store.clone(), inner.id.clone(), vote.poll_id.clone());
-    let row = tokio::task::spawn_blocking(move || store.wa_message(&id, &poll_id))
-        .await
-        .map_err(|e| format!("could not read the poll: {e}"))?
-        .map_err(|e| format!("could not read the poll: {e}"))?
-        .ok_or_else(|| "the poll is not known to this session".to_owned())?;
+    let poll_id = vote.poll_id.clone();
+    let row = with_store(&inner.store, &inner.id, move |s, id| {
+        s.wa_message(id, &poll_id)
+    })
+    .await
+    .map_err(|e| format!("could not read the poll: {e}"))?
+    .ok_or_else(|| "the poll is not known to this session".to_owned())?;
     let poll_message = codec::message_decode(&row.proto)
         .map_err(|e| format!("the kept poll is unreadable: {e}"))?;
     let (_, options, secret) = protocol::poll_of(&poll_message)

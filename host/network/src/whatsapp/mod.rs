@@ -28,11 +28,15 @@ pub use counters::WhatsAppCounters;
 #[cfg(feature = "whatsapp")]
 mod build;
 #[cfg(feature = "whatsapp")]
+mod history;
+#[cfg(feature = "whatsapp")]
 mod http;
 #[cfg(feature = "whatsapp")]
 pub mod inbound;
 #[cfg(feature = "whatsapp")]
 pub mod map;
+#[cfg(feature = "whatsapp")]
+mod off_thread;
 #[cfg(feature = "whatsapp")]
 mod ops;
 #[cfg(feature = "whatsapp")]

@@ -14,6 +14,7 @@ use whatsapp_rust::Client;
 use whatsapp_rust::types::events::{BatchOrigin, Event, EventHandler};
 
 use super::map::{self, MapContext};
+use super::off_thread::with_store;
 use super::session::{Inner, RunState, set, stopping};
 use crate::NetworkEvent;
 
@@ -198,10 +199,9 @@ async fn handle(inner: &Arc<Inner>, state: &RunState, client: &Client, ev: &Even
 /// comes back), then the run counts as ended.
 pub(super) async fn wound_down(inner: &Arc<Inner>, state: &RunState) {
     if state.logged_out.load(Ordering::SeqCst) {
-        let (store, id) = (inner.store.clone(), inner.id.clone());
-        let wiped = tokio::task::spawn_blocking(move || store.wipe_whatsapp_state(&id)).await;
-        if !matches!(wiped, Ok(Ok(_))) {
-            tracing::error!(session = %inner.id, "could not drop the credentials of a logged-out device");
+        let wiped = with_store(&inner.store, &inner.id, |s, id| s.wipe_whatsapp_state(id)).await;
+        if let Err(e) = wiped {
+            tracing::error!(session = %inner.id, error = %e, "could not drop the credentials of a logged-out device");
         }
     }
     state.ended.cancel();

@@ -5,10 +5,8 @@
 //! the gateway's id. Buttons, lists and CTA-URL messages are not supported:
 //! WhatsApp only renders them from the Business API.
 //!
-//! Every message sent is kept (`Store::put_wa_messages`) under its id, so a
-//! later reply can quote it and a poll's secret is there for its votes. A
-//! reply looks the quoted message up there: a kept one is quoted with its
-//! author and content; an unknown one by its id alone.
+//! Every message sent is kept in the session's history and a reply's quote
+//! is looked up there (`history.rs`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,17 +15,16 @@ use whatsapp_rust::Client;
 use whatsapp_rust::download::MediaType;
 use whatsapp_rust::send::SendOptions;
 use whatsapp_rust::upload::UploadOptions;
-use whatsapp_rust::wacore::proto_helpers::build_quote_context_with_info;
-use whatsapp_rust::waproto::buffa::{Message as _, MessageField};
+use whatsapp_rust::waproto::buffa::MessageField;
 use whatsapp_rust::waproto::whatsapp as wa;
 
-use crate::domain::jid::{Jid, JidKind};
+use super::history;
+use crate::domain::jid::Jid;
 use crate::domain::send::{
     ContactBody, LocationBody, MAX_AUDIO_BYTES, MAX_DOCUMENT_BYTES, MAX_IMAGE_BYTES,
     MAX_VIDEO_BYTES, MediaSource, OutboundContent, PollBody, ReactionBody, TextBody,
 };
 use crate::store::Store;
-use crate::store::whatsapp::WaMessageRow;
 use crate::{NetworkError, SendReceipt};
 
 /// Length of a poll's `message_secret`, from which voters derive the key
@@ -55,7 +52,9 @@ pub async fn send(
     let message = match content {
         OutboundContent::Text(b) => {
             let quote = match &b.quoted_message_id {
-                Some(quoted_id) => Some(look_up_quote(store, session_id, quoted_id, to).await),
+                Some(quoted_id) => {
+                    Some(history::look_up_quote(store, session_id, quoted_id, to).await)
+                }
                 None => None,
             };
             text(b, quote)
@@ -94,7 +93,7 @@ pub async fn send(
         .await
         .map_err(|e| NetworkError::Failed(format!("the message was not sent: {e}")))?;
     let receipt = receipt(sent.message_id);
-    keep_sent(client, store, session_id, &receipt, &jid, &kept).await;
+    history::keep_sent(client, store, session_id, &receipt, &jid, &kept).await;
     Ok(receipt)
 }
 
@@ -109,180 +108,6 @@ fn receipt(message_id: String) -> SendReceipt {
         message_id,
         timestamp: crate::domain::time::unix_now(),
     }
-}
-
-/// Keeps a sent message in the session's history. A failure is logged, not
-/// returned: the message is out, and failing the send would have it sent again.
-async fn keep_sent(
-    client: &Client,
-    store: &Store,
-    session_id: &str,
-    receipt: &SendReceipt,
-    to: &whatsapp_rust::Jid,
-    message: &wa::Message,
-) {
-    let Some(own) = own_jid(to, client.pn(), client.lid()) else {
-        tracing::warn!(session = %session_id, message_id = %receipt.message_id, "the account's own JID is unknown; the sent message is not kept for quotes");
-        return;
-    };
-    let row = sent_row(&receipt.message_id, to, &own, receipt.timestamp, message);
-    let (store, sid) = (store.clone(), session_id.to_owned());
-    let kept = tokio::task::spawn_blocking(move || store.put_wa_messages(&sid, &[row]))
-        .await
-        .map_err(|e| e.to_string())
-        .and_then(|r| r.map_err(|e| e.to_string()));
-    if let Err(e) = kept {
-        tracing::warn!(session = %session_id, message_id = %receipt.message_id, error = %e, "could not keep the sent message for quotes and poll votes");
-    }
-}
-
-/// The account's own JID as the chat `to` knows it: the LID in a
-/// LID-addressed chat, the phone JID elsewhere (either when only the other is
-/// known). Poll-vote decryption tries the other namespace too, so a group in
-/// LID addressing mode still opens its votes.
-fn own_jid(
-    to: &whatsapp_rust::Jid,
-    pn: Option<whatsapp_rust::Jid>,
-    lid: Option<whatsapp_rust::Jid>,
-) -> Option<whatsapp_rust::Jid> {
-    let (first, second) = if to.is_lid() { (lid, pn) } else { (pn, lid) };
-    first.or(second)
-}
-
-/// The history row of a message we sent.
-fn sent_row(
-    message_id: &str,
-    to: &whatsapp_rust::Jid,
-    own: &whatsapp_rust::Jid,
-    timestamp: i64,
-    message: &wa::Message,
-) -> WaMessageRow {
-    WaMessageRow {
-        message_id: message_id.to_owned(),
-        chat: to.to_non_ad_string(),
-        sender: own.to_non_ad_string(),
-        timestamp,
-        proto: message.encode_to_vec(),
-    }
-}
-
-/// The reply context for quoting `quoted_id` in a message to `to`, from the
-/// session's kept messages (read off the async workers). A store failure is
-/// logged and quotes by id alone, as for an unknown message.
-async fn look_up_quote(
-    store: &Store,
-    session_id: &str,
-    quoted_id: &str,
-    to: &Jid,
-) -> wa::ContextInfo {
-    let (s, sid, qid) = (store.clone(), session_id.to_owned(), quoted_id.to_owned());
-    let kept = tokio::task::spawn_blocking(move || s.wa_message(&sid, &qid))
-        .await
-        .map_err(|e| e.to_string())
-        .and_then(|r| r.map_err(|e| e.to_string()))
-        .unwrap_or_else(|e| {
-            tracing::warn!(session = %session_id, quoted = %quoted_id, error = %e, "could not read the quoted message; quoting it by id only");
-            None
-        });
-    let quoted = match kept.as_ref().map(Quoted::from_row) {
-        Some(Ok(q)) => Some(q),
-        Some(Err(e)) => {
-            tracing::debug!(session = %session_id, quoted = %quoted_id, error = %e, "the kept quoted message is unreadable; quoting it by id only");
-            None
-        }
-        None => {
-            tracing::debug!(session = %session_id, quoted = %quoted_id, "the quoted message is not kept; quoting it by id only");
-            None
-        }
-    };
-    quote_context(quoted_id, to, quoted.as_ref())
-}
-
-/// A kept message, ready to be quoted.
-#[derive(Debug, Clone)]
-pub struct Quoted {
-    /// The chat it was sent in.
-    pub chat: whatsapp_rust::Jid,
-    /// Who sent it.
-    pub sender: whatsapp_rust::Jid,
-    /// Its content.
-    pub message: wa::Message,
-}
-
-impl Quoted {
-    /// Reads a kept row: its chat and sender JIDs and its proto.
-    pub fn from_row(row: &WaMessageRow) -> Result<Self, String> {
-        let jid = |s: &str| {
-            s.parse::<whatsapp_rust::Jid>()
-                .map_err(|e| format!("`{s}` is not a JID: {e}"))
-        };
-        Ok(Quoted {
-            chat: jid(&row.chat)?,
-            sender: jid(&row.sender)?,
-            message: wa::Message::decode_from_slice(&row.proto)
-                .map_err(|e| format!("the proto does not decode: {e}"))?,
-        })
-    }
-}
-
-/// The `ContextInfo` of a reply to `quoted_id` in a message to `to`. A known
-/// message is quoted as WhatsApp Web quotes it: its id, its sender as
-/// `participant` (so a group quote shows its author), a copy of its content
-/// without its own quote, mentions and message secret, and `remote_jid` when
-/// it is from another chat. An unknown one is quoted by id, with the chat as
-/// `participant` in a one-to-one chat (in a group the author is unknown);
-/// the recipient's phone shows the quote when it has the message itself.
-pub fn quote_context(quoted_id: &str, to: &Jid, quoted: Option<&Quoted>) -> wa::ContextInfo {
-    if let (Some(q), Ok(target)) = (quoted, wa_jid(to)) {
-        let mut context = build_quote_context_with_info(
-            quoted_id,
-            &q.sender,
-            &q.chat,
-            &target,
-            &quotable(&q.message),
-        );
-        // A one-to-one chat has a phone and a LID address; a message kept
-        // under one and answered under the other is most likely the same
-        // chat, and naming it would show the reply as a private reply.
-        let person = |j: &whatsapp_rust::Jid| j.is_pn() || j.is_lid();
-        if person(&q.chat) && person(&target) && q.chat.is_lid() != target.is_lid() {
-            context.remote_jid = None;
-        }
-        return context;
-    }
-    let one_to_one = matches!(to.kind(), JidKind::User | JidKind::Lid);
-    wa::ContextInfo {
-        stanza_id: Some(quoted_id.to_owned()),
-        participant: one_to_one.then(|| to.to_string()),
-        ..Default::default()
-    }
-}
-
-/// The content of a kept message as a quote carries it: out of its
-/// device-sent and disappearing wrappers, without its message secret and
-/// without the sender-key distribution a group message may carry. (The
-/// crate's `prepare_for_quote`, applied on top, drops the nested quote and
-/// mentions.)
-fn quotable(message: &wa::Message) -> wa::Message {
-    let mut m = message.clone();
-    loop {
-        let inner = if let Some(dsm) = m.device_sent_message.as_option()
-            && let Some(inner) = dsm.message.as_option()
-        {
-            inner.clone()
-        } else if let Some(eph) = m.ephemeral_message.as_option()
-            && let Some(inner) = eph.message.as_option()
-        {
-            inner.clone()
-        } else {
-            break;
-        };
-        m = inner;
-    }
-    m.message_context_info = MessageField::none();
-    m.sender_key_distribution_message = MessageField::none();
-    m.fast_ratchet_key_sender_key_distribution_message = MessageField::none();
-    m
 }
 
 /// A text, with its quote and mentions in the context when there are any.
@@ -667,17 +492,6 @@ mod tests {
         Jid::parse(s).unwrap()
     }
 
-    fn kept(chat: &str, sender: &str, message: &wa::Message) -> Quoted {
-        Quoted::from_row(&WaMessageRow {
-            message_id: "Q1".into(),
-            chat: chat.into(),
-            sender: sender.into(),
-            timestamp: 1,
-            proto: message.encode_to_vec(),
-        })
-        .unwrap()
-    }
-
     fn said(text: &str) -> wa::Message {
         wa::Message {
             conversation: Some(text.into()),
@@ -702,138 +516,6 @@ mod tests {
     }
 
     #[test]
-    fn a_reply_to_a_kept_message_quotes_its_id_author_and_content() {
-        let chat = "15552223333@s.whatsapp.net";
-        let q = kept(chat, chat, &said("hello"));
-        let ctx = quote_context("Q1", &jid(chat), Some(&q));
-        assert_eq!(ctx.stanza_id.as_deref(), Some("Q1"));
-        assert_eq!(ctx.participant.as_deref(), Some(chat));
-        assert_eq!(ctx.remote_jid, None, "a same-chat reply names no chat");
-        assert_eq!(
-            ctx.quoted_message
-                .as_option()
-                .unwrap()
-                .conversation
-                .as_deref(),
-            Some("hello")
-        );
-    }
-
-    #[test]
-    fn a_group_reply_names_the_quoted_messages_author() {
-        let group = "120363000000000001@g.us";
-        let author = "15554445555@s.whatsapp.net";
-        let ctx = quote_context("Q1", &jid(group), Some(&kept(group, author, &said("hi"))));
-        assert_eq!(ctx.participant.as_deref(), Some(author));
-        assert_eq!(ctx.remote_jid, None);
-        assert!(ctx.quoted_message.is_set());
-    }
-
-    #[test]
-    fn a_reply_to_a_message_of_another_chat_names_that_chat() {
-        let group = "120363000000000001@g.us";
-        let author = "15554445555@s.whatsapp.net";
-        let ctx = quote_context("Q1", &jid(author), Some(&kept(group, author, &said("hi"))));
-        assert_eq!(ctx.remote_jid.as_deref(), Some(group));
-        assert_eq!(ctx.participant.as_deref(), Some(author));
-    }
-
-    #[test]
-    fn a_reply_under_the_other_address_of_a_one_to_one_chat_is_not_a_private_reply() {
-        let lid = "123456789012345@lid";
-        let ctx = quote_context(
-            "Q1",
-            &jid("15552223333@s.whatsapp.net"),
-            Some(&kept(lid, lid, &said("hi"))),
-        );
-        assert_eq!(ctx.remote_jid, None);
-        assert_eq!(ctx.participant.as_deref(), Some(lid));
-    }
-
-    #[test]
-    fn a_quoted_message_goes_without_its_secret_key_share_quote_or_mentions() {
-        let group = "120363000000000001@g.us";
-        let original = wa::Message {
-            extended_text_message: MessageField::some(wa::message::ExtendedTextMessage {
-                text: Some("see above".into()),
-                context_info: MessageField::some(wa::ContextInfo {
-                    stanza_id: Some("OLDER".into()),
-                    participant: Some("15550000000@s.whatsapp.net".into()),
-                    quoted_message: MessageField::some(said("older")),
-                    mentioned_jid: vec!["15556667777@s.whatsapp.net".into()],
-                    ..Default::default()
-                }),
-                ..Default::default()
-            }),
-            message_context_info: MessageField::some(wa::MessageContextInfo {
-                message_secret: Some(vec![9; 32]),
-                ..Default::default()
-            }),
-            sender_key_distribution_message: MessageField::some(
-                wa::message::SenderKeyDistributionMessage {
-                    group_id: Some(group.into()),
-                    ..Default::default()
-                },
-            ),
-            ..Default::default()
-        };
-        // As our phone's own sends arrive: wrapped for the other devices.
-        let wrapped = wa::Message {
-            device_sent_message: MessageField::some(wa::message::DeviceSentMessage {
-                destination_jid: Some(group.into()),
-                message: MessageField::some(original),
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
-        let ctx = quote_context(
-            "Q1",
-            &jid(group),
-            Some(&kept(group, "15550001111@s.whatsapp.net", &wrapped)),
-        );
-        let quoted = ctx.quoted_message.as_option().unwrap();
-        assert!(quoted.device_sent_message.is_unset());
-        assert!(quoted.message_context_info.is_unset());
-        assert!(quoted.sender_key_distribution_message.is_unset());
-        let ext = quoted.extended_text_message.as_option().unwrap();
-        assert_eq!(ext.text.as_deref(), Some("see above"));
-        let inner = ext.context_info.as_option().unwrap();
-        assert!(inner.quoted_message.is_unset());
-        assert_eq!(inner.stanza_id, None);
-        assert!(inner.mentioned_jid.is_empty());
-    }
-
-    #[test]
-    fn an_unknown_quote_in_a_one_to_one_chat_names_the_chat_as_author() {
-        for chat in ["15552223333@s.whatsapp.net", "123456789012345@lid"] {
-            let ctx = quote_context("Q1", &jid(chat), None);
-            assert_eq!(ctx.stanza_id.as_deref(), Some("Q1"));
-            assert_eq!(ctx.participant.as_deref(), Some(chat));
-            assert!(ctx.quoted_message.is_unset());
-        }
-    }
-
-    #[test]
-    fn an_unknown_quote_in_a_group_carries_its_id_only() {
-        let ctx = quote_context("Q1", &jid("120363000000000001@g.us"), None);
-        assert_eq!(ctx.stanza_id.as_deref(), Some("Q1"));
-        assert_eq!(ctx.participant, None);
-        assert!(ctx.quoted_message.is_unset());
-    }
-
-    #[test]
-    fn a_kept_row_that_does_not_decode_is_not_quotable() {
-        let row = WaMessageRow {
-            message_id: "Q1".into(),
-            chat: "15552223333@s.whatsapp.net".into(),
-            sender: "15552223333@s.whatsapp.net".into(),
-            timestamp: 1,
-            proto: vec![0xff, 0xff, 0xff],
-        };
-        assert!(Quoted::from_row(&row).is_err());
-    }
-
-    #[test]
     fn a_text_without_quote_or_mentions_is_a_plain_conversation() {
         let m = text(&text_body(None, &[]), None);
         assert_eq!(m.conversation.as_deref(), Some("reply"));
@@ -844,7 +526,12 @@ mod tests {
     fn a_reply_with_mentions_carries_both_its_quote_and_its_mentions() {
         let chat = "15552223333@s.whatsapp.net";
         let mention = "15556667777@s.whatsapp.net";
-        let quote = quote_context("Q1", &jid(chat), Some(&kept(chat, chat, &said("hi"))));
+        let quoted = history::Quoted {
+            chat: chat.parse().unwrap(),
+            sender: chat.parse().unwrap(),
+            message: said("hi"),
+        };
+        let quote = history::quote_context("Q1", &jid(chat), Some(&quoted));
         let m = text(&text_body(Some("Q1"), &[mention]), Some(quote));
         let ext = m.extended_text_message.as_option().unwrap();
         assert_eq!(ext.text.as_deref(), Some("reply"));
@@ -933,7 +620,7 @@ mod tests {
         let group: whatsapp_rust::Jid = "120363000000000001@g.us".parse().unwrap();
         let own: whatsapp_rust::Jid = "15550001111:3@s.whatsapp.net".parse().unwrap();
         let sent = poll(&poll_body(&["A", "B"], 1), [5; POLL_SECRET_LEN]).unwrap();
-        let row = sent_row("3EB0GATEWAY", &group, &own, 1_700_000_000, &sent);
+        let row = history::sent_row("3EB0GATEWAY", &group, &own, 1_700_000_000, &sent);
         assert_eq!(row.message_id, "3EB0GATEWAY");
         assert_eq!(row.chat, "120363000000000001@g.us");
         assert_eq!(
@@ -941,7 +628,7 @@ mod tests {
             "without the device"
         );
         assert_eq!(row.timestamp, 1_700_000_000);
-        let back = wa::Message::decode_from_slice(&row.proto).unwrap();
+        let back = whatsapp_rust::waproto::codec::message_decode(&row.proto).unwrap();
         assert_eq!(back, sent);
         assert_eq!(
             back.message_context_info
@@ -951,28 +638,6 @@ mod tests {
                 .as_deref(),
             Some(&[5u8; 32][..])
         );
-    }
-
-    #[test]
-    fn our_own_messages_are_kept_as_from_the_lid_in_a_lid_chat_and_the_phone_elsewhere() {
-        let parse = |s: &str| s.parse::<whatsapp_rust::Jid>().unwrap();
-        let (pn, lid) = (parse("15550001111@s.whatsapp.net"), parse("999888777@lid"));
-        let in_chat =
-            |to: &str, pn: Option<&whatsapp_rust::Jid>, lid: Option<&whatsapp_rust::Jid>| {
-                own_jid(&parse(to), pn.cloned(), lid.cloned()).map(|j| j.to_string())
-            };
-        let lid_chat = "123456789012345@lid";
-        let pn_chat = "15552223333@s.whatsapp.net";
-        assert_eq!(
-            in_chat(lid_chat, Some(&pn), Some(&lid)),
-            Some(lid.to_string())
-        );
-        assert_eq!(
-            in_chat(pn_chat, Some(&pn), Some(&lid)),
-            Some(pn.to_string())
-        );
-        assert_eq!(in_chat(lid_chat, Some(&pn), None), Some(pn.to_string()));
-        assert_eq!(in_chat(pn_chat, None, None), None);
     }
 
     #[test]

@@ -12,6 +12,7 @@ use whatsapp_rust::Client;
 use whatsapp_rust::pair_code::PairCodeOptions;
 
 use super::WhatsAppConfig;
+use super::off_thread::with_store;
 use crate::domain::jid::Jid;
 use crate::domain::send::OutboundContent;
 use crate::store::Store;
@@ -149,11 +150,9 @@ impl WaSession {
 
     /// Whether the gateway holds a paired account for this session.
     async fn paired(&self) -> bool {
-        let (store, id) = (self.inner.store.clone(), self.inner.id.clone());
-        tokio::task::spawn_blocking(move || store.get_session(&id))
+        with_store(&self.inner.store, &self.inner.id, |s, id| s.get_session(id))
             .await
             .ok()
-            .and_then(Result::ok)
             .flatten()
             .is_some_and(|r| r.account.is_some())
     }
@@ -274,11 +273,11 @@ impl NetworkSession for WaSession {
             let _ = tokio::time::timeout(STOP_WAIT, run.client.logout()).await;
             let _ = tokio::time::timeout(STOP_WAIT, run.state.ended.cancelled()).await;
         }
-        let (store, id) = (self.inner.store.clone(), self.inner.id.clone());
-        let had_device = tokio::task::spawn_blocking(move || store.wipe_whatsapp_state(&id))
-            .await
-            .map_err(|e| NetworkError::Failed(format!("could not drop the credentials: {e}")))?
-            .map_err(|e| NetworkError::Failed(format!("could not drop the credentials: {e}")))?;
+        let had_device = with_store(&self.inner.store, &self.inner.id, |s, id| {
+            s.wipe_whatsapp_state(id)
+        })
+        .await
+        .map_err(|e| NetworkError::Failed(format!("could not drop the credentials: {e}")))?;
         let reason = match unlink_failure {
             None => "logged out on request".to_owned(),
             Some(e) => format!(

@@ -4,6 +4,7 @@
 //! the names this account saved. The conversions are in
 //! `map/contact_lookups.rs`.
 
+use super::super::off_thread::with_store;
 use std::slice;
 
 use async_trait::async_trait;
@@ -42,14 +43,12 @@ impl WaSession {
         let Ok(jid) = Jid::user(phone) else {
             return Ok(None);
         };
-        let (store, id) = (self.inner.store.clone(), self.inner.id.clone());
-        let read = |e: &dyn std::fmt::Display| {
-            NetworkError::Failed(format!("could not read the contact directory: {e}"))
-        };
-        tokio::task::spawn_blocking(move || store.get_contact(&id, &jid.to_string()))
-            .await
-            .map_err(|e| read(&e))?
-            .map_err(|e| read(&e))
+        let jid = jid.to_string();
+        with_store(&self.inner.store, &self.inner.id, move |s, id| {
+            s.get_contact(id, &jid)
+        })
+        .await
+        .map_err(|e| NetworkError::Failed(format!("could not read the contact directory: {e}")))
     }
 }
 
