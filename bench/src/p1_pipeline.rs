@@ -25,9 +25,9 @@ const SESSION: &str = "p1";
 /// Concurrent injectors of the throughput run.
 const INJECTORS: usize = 32;
 /// Most events injected but not yet delivered in the throughput run: the
-/// gateway's per-URL delivery queue (10,000 by default) dead-letters what
-/// overflows it, so an unbounded burst would measure the queue, not the
-/// pipeline.
+/// gateway's per-URL backlog (`WEBHOOK_BACKLOG_LIMIT`, 10,000 by default)
+/// dead-letters its oldest deliveries past it, so an unbounded burst would
+/// measure the backlog, not the pipeline.
 const WINDOW: u64 = 2_000;
 
 /// One configuration's figures.

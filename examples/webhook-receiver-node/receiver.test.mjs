@@ -3,7 +3,17 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, beforeEach, describe, test } from 'node:test';
 
-import { createReceiver, Reason, RecentIds, sign, verify } from './receiver.mjs';
+import {
+  createReceiver,
+  Reason,
+  RecentIds,
+  Scheme,
+  sign,
+  signStandard,
+  standardKey,
+  verify,
+  verifyStandard,
+} from './receiver.mjs';
 
 const SECRET = 's3cret';
 const NOW = 1_795_313_840;
@@ -20,6 +30,26 @@ function v2Headers({ body = BODY, ts = NOW, secret = SECRET, deliveryId = 'd-1' 
     'X-Webhook-Timestamp': String(ts),
     'X-Webhook-Signature': sign(secret, body, ts),
     'X-Webhook-Signature-Version': 'v2',
+  };
+}
+
+// The Standard Webhooks reference libraries' own test vector.
+const STD_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+const STD_ID = 'msg_p5jXN8AQM9LWM0D4loKWxJek';
+const STD_NOW = 1614265330;
+const STD_BODY = Buffer.from('{"test": 2432232314}');
+const STD_SIGNATURE = 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=';
+const OTHER_STD_SECRET = `whsec_${'A'.repeat(32)}`;
+
+/** Headers as Switchboard sends them for a webhook with "signature_scheme": "standard". */
+function standardHeaders({ body = BODY, ts = NOW, secret = STD_SECRET, deliveryId = 'd-1' } = {}) {
+  return {
+    'Content-Type': 'application/json',
+    'X-Webhook-Event': 'message',
+    'X-Webhook-Delivery-Id': deliveryId,
+    'webhook-id': deliveryId,
+    'webhook-timestamp': String(ts),
+    'webhook-signature': signStandard(secret, deliveryId, ts, body),
   };
 }
 
@@ -141,6 +171,87 @@ describe('verify', () => {
   });
 });
 
+describe('verifyStandard (the `standard` scheme, Standard Webhooks)', () => {
+  test('the reference vector', () => {
+    assert.equal(signStandard(STD_SECRET, STD_ID, STD_NOW, STD_BODY), STD_SIGNATURE);
+    const headers = { 'webhook-id': STD_ID, 'webhook-timestamp': String(STD_NOW), 'webhook-signature': STD_SIGNATURE };
+    assert.deepEqual(verifyStandard(STD_SECRET, headers, STD_BODY, STD_NOW), { ok: true, reason: 'ok' });
+  });
+
+  test('valid, with any header casing, with or without the whsec_ prefix', () => {
+    assert.deepEqual(verifyStandard(STD_SECRET, standardHeaders(), BODY, NOW), { ok: true, reason: 'ok' });
+    const upper = Object.fromEntries(Object.entries(standardHeaders()).map(([k, v]) => [k.toUpperCase(), v]));
+    assert.ok(verifyStandard(STD_SECRET, upper, BODY, NOW).ok);
+    assert.ok(verifyStandard(STD_SECRET.slice('whsec_'.length), standardHeaders(), BODY, NOW).ok);
+  });
+
+  test('tampered body', () => {
+    const tampered = Buffer.from(BODY.toString().replace('hi', 'ho'));
+    fails(verifyStandard(STD_SECRET, standardHeaders(), tampered, NOW), Reason.BAD_SIGNATURE);
+    fails(verifyStandard(STD_SECRET, standardHeaders(), Buffer.concat([BODY, Buffer.from(' ')]), NOW), Reason.BAD_SIGNATURE);
+  });
+
+  test('wrong secret', () => {
+    fails(verifyStandard(STD_SECRET, standardHeaders({ secret: OTHER_STD_SECRET }), BODY, NOW), Reason.BAD_SIGNATURE);
+  });
+
+  test('the id and the timestamp are signed', () => {
+    fails(verifyStandard(STD_SECRET, { ...standardHeaders(), 'webhook-id': 'd-2' }, BODY, NOW), Reason.BAD_SIGNATURE);
+    fails(verifyStandard(STD_SECRET, { ...standardHeaders(), 'webhook-timestamp': String(NOW + 1) }, BODY, NOW), Reason.BAD_SIGNATURE);
+  });
+
+  test('stale timestamps are refused before the signature is checked', () => {
+    for (const ts of [NOW - 301, NOW + 301]) {
+      fails(verifyStandard(STD_SECRET, standardHeaders({ ts, secret: OTHER_STD_SECRET }), BODY, NOW), Reason.STALE_TIMESTAMP);
+    }
+    for (const ts of [NOW - 300, NOW + 300]) assert.ok(verifyStandard(STD_SECRET, standardHeaders({ ts }), BODY, NOW).ok);
+  });
+
+  test('missing headers', () => {
+    for (const [name, reason] of [
+      ['webhook-id', Reason.MISSING_ID],
+      ['webhook-timestamp', Reason.MISSING_TIMESTAMP],
+      ['webhook-signature', Reason.MISSING_SIGNATURE],
+    ]) {
+      const headers = standardHeaders();
+      delete headers[name];
+      fails(verifyStandard(STD_SECRET, headers, BODY, NOW), reason);
+    }
+  });
+
+  test('invalid timestamp', () => {
+    for (const bad of ['', 'abc', '-5', '1.5', '12 34', '1e9']) {
+      fails(verifyStandard(STD_SECRET, { ...standardHeaders(), 'webhook-timestamp': bad }, BODY, NOW), Reason.INVALID_TIMESTAMP);
+    }
+  });
+
+  test('malformed signature', () => {
+    const good = standardHeaders()['webhook-signature'];
+    for (const bad of [good.slice(3), `v2,${good.slice(3)}`, `v1a,${good.slice(3)}`, 'v1,not base64!', good.slice(0, -4), 'v1,']) {
+      fails(verifyStandard(STD_SECRET, { ...standardHeaders(), 'webhook-signature': bad }, BODY, NOW), Reason.MALFORMED_SIGNATURE);
+    }
+  });
+
+  test('any of several signatures may match (secret rotation)', () => {
+    const good = standardHeaders()['webhook-signature'];
+    const other = signStandard(OTHER_STD_SECRET, 'd-1', NOW, BODY);
+    for (const listed of [`${other} ${good}`, `v1a,xyz ${good}`, `${good} ${other}`]) {
+      assert.ok(verifyStandard(STD_SECRET, { ...standardHeaders(), 'webhook-signature': listed }, BODY, NOW).ok, listed);
+    }
+  });
+
+  test('a switchboard delivery is not a standard one', () => {
+    assert.equal(verifyStandard(STD_SECRET, v2Headers({ secret: STD_SECRET }), BODY, NOW).ok, false);
+  });
+
+  test('standardKey refuses secrets that are no base64 key', () => {
+    assert.equal(standardKey(STD_SECRET).length, 24);
+    for (const bad of ['', 'whsec_', 'whsec_not base64!', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaS', 's3cret']) {
+      assert.throws(() => standardKey(bad), /whsec_/, bad);
+    }
+  });
+});
+
 test('RecentIds is bounded', () => {
   const recent = new RecentIds(3);
   for (const id of ['0', '1', '2', '3']) assert.ok(recent.add(id));
@@ -210,5 +321,62 @@ describe('server (real HTTP on port 0)', () => {
     assert.equal(await post(BODY, v2Headers({ ts: now(), secret: 'x', deliveryId: 'z' })), 401);
     assert.equal(await post(BODY, v2Headers({ ts: now(), deliveryId: 'z' })), 200);
     assert.deepEqual(events, [['message', 'z']]);
+  });
+});
+
+describe('server with scheme standard (real HTTP on port 0)', () => {
+  let server;
+  let url;
+  let events;
+  let logs;
+
+  before(async () => {
+    server = createReceiver({
+      secret: STD_SECRET,
+      scheme: Scheme.STANDARD,
+      onEvent: (env, id) => events.push([env.event, id]),
+      log: (line) => logs.push(line),
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${server.address().port}/`;
+  });
+  after(() => new Promise((resolve) => server.close(resolve)));
+  beforeEach(() => {
+    events = [];
+    logs = [];
+  });
+
+  const post = async (body, headers) => {
+    const res = await fetch(url, { method: 'POST', body, headers });
+    await res.text();
+    return res.status;
+  };
+  const now = () => Math.floor(Date.now() / 1000);
+
+  test('a valid delivery is processed once per webhook-id', async () => {
+    const deliveryId = randomUUID();
+    for (let i = 0; i < 2; i++) {
+      assert.equal(await post(BODY, standardHeaders({ ts: now(), deliveryId })), 200);
+    }
+    assert.deepEqual(events, [['message', deliveryId]]);
+  });
+
+  test('a tampered body is rejected', async () => {
+    const tampered = Buffer.from(BODY.toString().replace('hi', 'ho'));
+    assert.equal(await post(tampered, standardHeaders({ ts: now() })), 401);
+    assert.deepEqual(events, []);
+    assert.ok(logs.includes('rejected (401): signature mismatch'));
+  });
+
+  test('status codes', async () => {
+    const ts = now();
+    assert.equal(await post(BODY, standardHeaders({ ts: ts - 3600 })), 400); // stale
+    assert.equal(await post(BODY, v2Headers({ ts, secret: STD_SECRET })), 400); // other scheme
+    assert.equal(await post(BODY, { 'Content-Type': 'application/json' }), 400); // unsigned
+    assert.deepEqual(events, []);
+  });
+
+  test('a secret that is no whsec_ key is refused at creation', () => {
+    assert.throws(() => createReceiver({ secret: 's3cret', scheme: Scheme.STANDARD }), /whsec_/);
   });
 });

@@ -3,6 +3,7 @@
 
 Usage:
     python3 receiver.py --port 8080 --secret S [--allow-legacy] [--tolerance 300]
+    python3 receiver.py --port 8080 --scheme standard --secret whsec_... [--tolerance 300]
 
 Environment fallbacks: WEBHOOK_SECRET for --secret, PORT for --port (prefer the
 environment for the secret: command-line arguments are visible in `ps`).
@@ -12,9 +13,17 @@ What it shows:
     after refusing a timestamp more than `tolerance` seconds from our clock;
   * optionally verifying legacy signatures (HMAC over the raw body alone,
     sent by Switchboard before v0.9.8), refused unless --allow-legacy;
+  * verifying the `standard` scheme instead (--scheme standard), for webhooks
+    registered with "signature_scheme": "standard": the Standard Webhooks
+    specification (https://www.standardwebhooks.com), an HMAC-SHA256 over
+    "<webhook-id>.<webhook-timestamp>.<raw body>" keyed by the base64 key of a
+    `whsec_` secret, sent as `webhook-signature: v1,<base64>`. Written out by
+    hand here to stay dependency-free; `pip install standardwebhooks` and
+    `Webhook(secret).verify(body, headers)` does the same check;
   * constant-time comparison (hmac.compare_digest);
-  * answering quickly and deduplicating on X-Webhook-Delivery-Id, which is
-    stable across every retry and replay of one event.
+  * answering quickly and deduplicating on X-Webhook-Delivery-Id (the same
+    value as webhook-id), which is stable across every retry and replay of one
+    event.
 
 Answers: 200 accepted (or duplicate), 400 stale timestamp / malformed request,
 401 bad or missing signature.
@@ -23,6 +32,8 @@ Answers: 200 accepted (or duplicate), 400 stale timestamp / malformed request,
 from __future__ import annotations
 
 import argparse
+import base64
+import binascii
 import hashlib
 import hmac
 import json
@@ -36,6 +47,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable, Mapping
 
 DEFAULT_TOLERANCE = 300  # seconds
+SWITCHBOARD = "switchboard"  # the gateway's own scheme (X-Webhook-Signature, v2)
+STANDARD = "standard"  # Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature)
+SCHEMES = (SWITCHBOARD, STANDARD)
+STANDARD_SECRET_PREFIX = "whsec_"
 MAX_BODY_BYTES = 1 << 20  # refuse bodies over 1 MiB
 RECENT_IDS = 10_000  # how many delivery ids we remember for deduplication
 
@@ -49,6 +64,7 @@ MISSING_TIMESTAMP = "missing timestamp"
 INVALID_TIMESTAMP = "invalid timestamp"
 STALE_TIMESTAMP = "stale timestamp"
 UNSUPPORTED_VERSION = "unsupported signature version"
+MISSING_ID = "missing webhook-id"
 
 REASON_STATUS = {
     MISSING_SIGNATURE: 401,
@@ -59,6 +75,7 @@ REASON_STATUS = {
     INVALID_TIMESTAMP: 400,
     STALE_TIMESTAMP: 400,
     UNSUPPORTED_VERSION: 400,
+    MISSING_ID: 400,
 }
 
 
@@ -128,6 +145,83 @@ def verify(
     return True, OK
 
 
+def standard_key(secret: str) -> bytes:
+    """The HMAC key a Standard Webhooks secret stands for: the base64 after
+    `whsec_` (the prefix is optional, as in the `standardwebhooks` libraries).
+    Raises ValueError for anything else."""
+    b64 = secret[len(STANDARD_SECRET_PREFIX):] if secret.startswith(STANDARD_SECRET_PREFIX) else secret
+    try:
+        key = base64.b64decode(b64, validate=True)
+    except (binascii.Error, ValueError):
+        key = b""
+    if not key:
+        raise ValueError("a standard secret is `whsec_` followed by a base64 key")
+    return key
+
+
+def sign_standard(secret: str, msg_id: str, timestamp: int, body: bytes) -> str:
+    """Return the webhook-signature value Switchboard sends in the `standard`
+    scheme: "v1," + base64(HMAC_SHA256(key, "<id>.<timestamp>.<body>"))."""
+    message = f"{msg_id}.{timestamp}.".encode() + body
+    mac = hmac.new(standard_key(secret), message, hashlib.sha256).digest()
+    return "v1," + base64.b64encode(mac).decode()
+
+
+def verify_standard(
+    secret: str,
+    headers: Mapping[str, str],
+    body: bytes,
+    now: int,
+    tolerance: int = DEFAULT_TOLERANCE,
+) -> tuple[bool, str]:
+    """Check one delivery of a `standard` webhook (Standard Webhooks). Pure.
+
+    The same check as `standardwebhooks.Webhook(secret).verify(body, headers)`:
+    webhook-id, webhook-timestamp and webhook-signature are required; the
+    timestamp must be within `tolerance` seconds of `now` (checked first);
+    webhook-signature is a space-separated list of "<version>,<base64>" and
+    one "v1" entry must match. Returns (True, "ok") or (False, reason).
+    """
+    h = {k.lower(): v.strip() for k, v in headers.items()}
+    msg_id = h.get("webhook-id")
+    ts_text = h.get("webhook-timestamp")
+    given = h.get("webhook-signature")
+    if not msg_id:
+        return False, MISSING_ID
+    if ts_text is None:
+        return False, MISSING_TIMESTAMP
+    if not re.fullmatch(r"[0-9]{1,18}", ts_text):
+        return False, INVALID_TIMESTAMP
+    timestamp = int(ts_text)
+    # As in the v2 scheme, the clock check comes before the signature check.
+    if abs(now - timestamp) > tolerance:
+        return False, STALE_TIMESTAMP
+    if not given:
+        return False, MISSING_SIGNATURE
+
+    candidates = []
+    for entry in given.split(" "):
+        version, _, b64 = entry.partition(",")
+        if version != "v1":
+            continue  # other versions (e.g. v1a, asymmetric) are not ours to check
+        try:
+            mac = base64.b64decode(b64, validate=True)
+        except (binascii.Error, ValueError):
+            continue
+        if len(mac) == hashlib.sha256().digest_size:
+            candidates.append(mac)
+    if not candidates:
+        return False, MALFORMED_SIGNATURE
+
+    message = f"{msg_id}.{timestamp}.".encode() + body
+    expected = hmac.new(standard_key(secret), message, hashlib.sha256).digest()
+    # Several signatures are sent while a secret is rotated: any one may match.
+    # Constant time: never compare MACs with ==.
+    if not any(hmac.compare_digest(expected, mac) for mac in candidates):
+        return False, BAD_SIGNATURE
+    return True, OK
+
+
 class RecentIds:
     """A bounded, thread-safe set of the most recent delivery ids."""
 
@@ -170,9 +264,15 @@ class ReceiverServer(ThreadingHTTPServer):
         allow_legacy: bool = False,
         on_event: Callable[[dict, str], None] = print_event,
         log: Callable[[str], None] | None = None,
+        scheme: str = SWITCHBOARD,
     ) -> None:
+        if scheme not in SCHEMES:
+            raise ValueError(f"unknown scheme {scheme!r}: one of {', '.join(SCHEMES)}")
+        if scheme == STANDARD:
+            standard_key(secret)  # refuse a secret that is no whsec_ key before listening
         super().__init__(address, WebhookHandler)
         self.secret = secret
+        self.scheme = scheme
         self.tolerance = tolerance
         self.allow_legacy = allow_legacy
         self.on_event = on_event
@@ -196,15 +296,20 @@ class WebhookHandler(BaseHTTPRequestHandler):
             return self._reject(413, "body too large")
         body = self.rfile.read(int(length))  # raw bytes: verify these, not re-encoded JSON
 
-        ok, reason = verify(
-            srv.secret, self.headers, body, int(time.time()), srv.tolerance, srv.allow_legacy
-        )
+        now = int(time.time())
+        if srv.scheme == STANDARD:
+            ok, reason = verify_standard(srv.secret, self.headers, body, now, srv.tolerance)
+            # webhook-id is covered by the signature; it equals X-Webhook-Delivery-Id.
+            id_header = "webhook-id"
+        else:
+            ok, reason = verify(srv.secret, self.headers, body, now, srv.tolerance, srv.allow_legacy)
+            id_header = "X-Webhook-Delivery-Id"
         if not ok:
             return self._reject(REASON_STATUS[reason], reason)
 
-        delivery_id = self.headers.get("X-Webhook-Delivery-Id", "").strip()
+        delivery_id = self.headers.get(id_header, "").strip()
         if not delivery_id:
-            return self._reject(400, "missing X-Webhook-Delivery-Id")
+            return self._reject(400, f"missing {id_header}")
         try:
             envelope = json.loads(body)
             if not isinstance(envelope, dict):
@@ -260,11 +365,22 @@ def main(argv: list[str] | None = None) -> int:
                         help="largest accepted clock difference, seconds (default 300)")
     parser.add_argument("--allow-legacy", action="store_true",
                         help="also accept legacy body-only signatures (no replay protection)")
+    parser.add_argument("--scheme", choices=SCHEMES, default=SWITCHBOARD,
+                        help="the webhook's signature_scheme (default switchboard)")
     args = parser.parse_args(argv)
     if not args.secret:
         parser.error("a secret is required: --secret or WEBHOOK_SECRET")
+    if args.scheme == STANDARD:
+        if args.allow_legacy:
+            parser.error("--allow-legacy is for the switchboard scheme only")
+        try:
+            standard_key(args.secret)
+        except ValueError as err:
+            parser.error(str(err))
 
-    server = ReceiverServer((args.host, args.port), args.secret, args.tolerance, args.allow_legacy)
+    server = ReceiverServer(
+        (args.host, args.port), args.secret, args.tolerance, args.allow_legacy, scheme=args.scheme
+    )
     host, port = server.server_address[:2]
     print(f"listening on http://{host}:{port}/", file=sys.stderr, flush=True)
     try:

@@ -61,7 +61,13 @@ pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
 
     let background_stop = CancellationToken::new();
     let tasks = TaskTracker::new();
-    let events = EventBus::new();
+    let events = EventBus::durable(
+        store.clone(),
+        config.event_log.clone(),
+        background_stop.clone(),
+        &tasks,
+    )
+    .context("could not read the event log")?;
     let plugins = Plugins::start(store.clone(), config.plugins.clone(), &config.data_dir)
         .context("could not start the plugin engine")?;
     events.set_filter(Arc::new(plugins.clone()));
@@ -95,7 +101,7 @@ pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
     plugins
         .watch_directory(background_stop.clone(), &tasks)
         .await;
-    events.add_subscriber(Arc::new(webhooks.clone()));
+    events.set_outbox(Arc::new(webhooks.clone()));
     let send = SendCore::new(sessions.clone(), store.clone()).with_plugins(plugins.clone());
     let scheduler = Scheduler::new(
         store.clone(),

@@ -8,6 +8,7 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use crate::blast::config::BlastConfig;
+use crate::events::EventLogConfig;
 use crate::network::sim::SimConfig;
 use crate::network::whatsapp::{WhatsAppConfig, parse_version};
 use crate::plugins::config::PluginConfig;
@@ -36,6 +37,8 @@ pub struct Config {
     pub sim: SimConfig,
     /// Webhook delivery knobs.
     pub webhooks: WebhookConfig,
+    /// How long recorded events are kept for event streams that resume.
+    pub event_log: EventLogConfig,
     /// Auto-reconnect and account-lock timing.
     pub reconnect: ReconnectConfig,
     /// Scheduled-send knobs.
@@ -74,6 +77,7 @@ impl Config {
             sim_enabled: true,
             sim: SimConfig::default(),
             webhooks: WebhookConfig::default(),
+            event_log: EventLogConfig::default(),
             reconnect: ReconnectConfig::default(),
             schedule: ScheduleConfig::default(),
             blasts: BlastConfig::default(),
@@ -191,6 +195,20 @@ pub struct ServeArgs {
     /// Allow webhook URLs on loopback, private, link-local and other internal addresses.
     #[arg(long, env = "WEBHOOK_ALLOW_PRIVATE", default_value_t = false, action = clap::ArgAction::Set)]
     pub webhook_allow_private: bool,
+    /// Deliveries a webhook URL may have pending in the durable outbox; past
+    /// it the oldest go to the dead-letter queue with the reason `backlog_full`.
+    #[arg(long, env = "WEBHOOK_BACKLOG_LIMIT", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub webhook_backlog_limit: u64,
+    /// Most recorded events kept for event streams that resume (`Last-Event-ID`);
+    /// 0 keeps none.
+    #[arg(long, env = "EVENT_RETENTION_COUNT", default_value_t = 100_000)]
+    pub event_retention_count: u64,
+    /// Oldest recorded event kept for event streams that resume, in seconds.
+    #[arg(long, env = "EVENT_RETENTION_SECS", default_value = "86400", value_parser = parse_secs)]
+    pub event_retention_secs: std::time::Duration,
+    /// How often recorded events past their age are pruned, in seconds.
+    #[arg(long, env = "EVENT_RETENTION_SWEEP_SECS", default_value = "60", value_parser = parse_secs)]
+    pub event_retention_sweep_secs: std::time::Duration,
     /// Pauses before automatic reconnect attempts after a drop, in seconds: the
     /// first, then one step per consecutive failure; the last repeats.
     #[arg(long, env = "SWITCHBOARD_RECONNECT_DELAYS_SECS", default_value = "1,2,5,10,30,60", value_parser = parse_secs_list)]
@@ -274,7 +292,13 @@ impl ServeArgs {
                 suspend_max: self.webhook_suspend_max_secs,
                 timeout: self.webhook_timeout_secs,
                 allow_private: self.webhook_allow_private,
+                backlog_limit: usize::try_from(self.webhook_backlog_limit).unwrap_or(usize::MAX),
                 ..WebhookConfig::default()
+            },
+            event_log: EventLogConfig {
+                max_count: self.event_retention_count,
+                max_age: self.event_retention_secs,
+                sweep_every: self.event_retention_sweep_secs,
             },
             reconnect: ReconnectConfig {
                 delays: self.reconnect_delays_secs.0.clone(),

@@ -117,5 +117,7 @@ export async function tailChapter({ page, simPage, base, token, id, shots, webho
   await page.goto(`${base}/console/#/webhooks/${id}`);
   const failures = page.locator('.hook [data-metric="failures"]');
   await until('the webhook to report deliveries', async () => (await failures.innerText()) === '0');
+  const backlog = page.locator('.hook [data-metric="backlog"]');
+  await until('the webhook to show an empty backlog', async () => (await backlog.innerText()) === '0 pending');
   await webhookShot(page);
 }

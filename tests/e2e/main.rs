@@ -48,9 +48,11 @@ mod session_ops;
 mod sessions;
 mod sim_events;
 mod stream;
+mod stream_resume;
 mod webhook_delivery;
 mod webhook_dlq;
 mod webhook_signature;
+mod webhook_standard;
 mod webhook_suspension;
 mod webhooks;
 #[cfg(feature = "whatsapp")]

@@ -185,7 +185,7 @@ async fn a_separate_metrics_listener_serves_them_without_a_token_and_nothing_els
     let running = switchboard::start(config).await.expect("server starts");
     let at = running.metrics_addr().expect("a metrics listener");
     assert_ne!(at, running.local_addr());
-    let http = reqwest::Client::new();
+    let http = switchboard_tests::http_client();
     let resp = http
         .get(format!("http://{at}/metrics"))
         .send()

@@ -40,7 +40,7 @@ async fn every_answer_carries_a_fresh_request_id() {
     let running = switchboard::start(config).await.expect("server starts");
     let base = running.base_url();
     let metrics = format!("http://{}", running.metrics_addr().unwrap());
-    let http = reqwest::Client::new();
+    let http = switchboard_tests::http_client();
     let big = "x".repeat(4096);
     // (method, URL, body, status); every answer needs a fresh id.
     let mut cases: Vec<(&str, String, &str, u16)> = [
@@ -227,7 +227,7 @@ async fn json_logs_are_one_object_per_line_and_carry_the_request_id() {
     // The gateway runs in a child process: nothing in this one has installed
     // the TLS crypto provider a reqwest client needs yet.
     switchboard::install_crypto_provider();
-    let http = reqwest::Client::new();
+    let http = switchboard_tests::http_client();
     let call = |method: Method, path: &str, id: &str, body: Value| {
         http.request(method, format!("{base}{path}"))
             .bearer_auth(TOKEN)

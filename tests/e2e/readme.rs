@@ -101,7 +101,7 @@ async fn the_first_command_serves_from_a_fresh_directory_with_nothing_configured
         gateway.stdout.text()
     );
 
-    let http = reqwest::Client::new();
+    let http = switchboard_tests::http_client();
     for path in ["/livez", "/readyz"] {
         let r = http.get(format!("{}{path}", gateway.base)).send().await;
         assert_eq!(r.unwrap().status(), 200, "{path}");
@@ -311,7 +311,7 @@ async fn the_five_minute_walkthrough_runs_as_written() {
     }
     assert!(calls >= 20, "the walkthrough made {calls} API calls");
     // Both sessions the walkthrough paired are still logged in at its end.
-    let http = reqwest::Client::new();
+    let http = switchboard_tests::http_client();
     let token = std::fs::read_to_string(cwd.path().join("data/api-token")).unwrap();
     for id in ["alice", "bob"] {
         let s: Value = http

@@ -22,6 +22,14 @@ pub const TOKEN: &str = "test-token-0123456789";
 /// How long `eventually` waits before failing a test.
 pub const PATIENCE: Duration = Duration::from_secs(10);
 
+/// An HTTP client for tests. reqwest is built without a TLS provider of its
+/// own, so the process's is installed first (the gateway does the same); a
+/// test that talks only to a gateway process would otherwise have none.
+pub fn http_client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}
+
 /// A response: status, JSON body (or `Null`), headers.
 #[derive(Debug)]
 pub struct Resp {
@@ -108,7 +116,7 @@ impl TestServer {
             running: Some(running),
             dir,
             config,
-            http: reqwest::Client::new(),
+            http: http_client(),
         }
     }
 

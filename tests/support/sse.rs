@@ -14,6 +14,8 @@ pub struct SseEvent {
     pub event: String,
     /// The `data:` lines joined with `\n`.
     pub data: String,
+    /// The `id:` field, if any.
+    pub id: Option<String>,
 }
 
 impl SseEvent {
@@ -37,7 +39,20 @@ impl TestServer {
     /// checks that it is an event stream. Once this returns, the gateway is
     /// subscribed: every envelope published from now on can be read.
     pub async fn open_stream(&self, query: &str) -> EventStream {
-        let resp = self.stream_response(query).await;
+        self.open_stream_after(query, None).await
+    }
+
+    /// [`Self::open_stream`] resuming after `last_event_id`, sent as the
+    /// `Last-Event-ID` header as a browser's `EventSource` does.
+    pub async fn open_stream_after(&self, query: &str, last_event_id: Option<&str>) -> EventStream {
+        let mut req = self
+            .http()
+            .get(format!("{}/api/v1/events/stream?{query}", self.base()))
+            .bearer_auth(TOKEN);
+        if let Some(id) = last_event_id {
+            req = req.header("last-event-id", id);
+        }
+        let resp = req.send().await.expect("stream request sent");
         assert_eq!(resp.status().as_u16(), 200, "the stream opens");
         let content_type = resp
             .headers()
@@ -95,9 +110,12 @@ impl EventStream {
         while let Some(end) = self.buf.find("\n\n") {
             let block: String = self.buf.drain(..end + 2).collect();
             let mut event = None;
+            let mut id = None;
             let mut data: Vec<&str> = Vec::new();
             for line in block.lines() {
-                if let Some(v) = line.strip_prefix("event:") {
+                if let Some(v) = line.strip_prefix("id:") {
+                    id = Some(v.trim_start().to_owned());
+                } else if let Some(v) = line.strip_prefix("event:") {
                     event = Some(v.trim_start().to_owned());
                 } else if let Some(v) = line.strip_prefix("data:") {
                     data.push(v.strip_prefix(' ').unwrap_or(v));
@@ -107,6 +125,7 @@ impl EventStream {
                 self.ready.push_back(SseEvent {
                     event: event.unwrap_or_else(|| "message".into()),
                     data: data.join("\n"),
+                    id,
                 });
             }
         }

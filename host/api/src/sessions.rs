@@ -264,6 +264,12 @@ pub struct WebhookHealth {
     pub retry_in_seconds: Option<f64>,
     /// Deliveries skipped while suspended.
     pub skipped_while_suspended: u64,
+    /// Deliveries to the URL pending in the durable outbox (ready, waiting
+    /// for a retry or in flight), every session's together.
+    pub pending: u64,
+    /// Seconds since the oldest pending delivery was recorded; null when
+    /// none is pending.
+    pub oldest_pending_seconds: Option<f64>,
     /// The URL.
     pub url: String,
 }
@@ -290,13 +296,18 @@ async fn status(
         .webhooks
         .diagnostics(&id)
         .into_iter()
-        .map(|(url, h)| WebhookHealth {
-            circuit_open: h.circuit_open,
-            consecutive_failures: h.consecutive_failures,
-            last_error: h.last_error,
-            retry_in_seconds: h.retry_in_seconds,
-            skipped_while_suspended: h.skipped_while_suspended,
-            url,
+        .map(|(url, h)| {
+            let backlog = state.webhooks.backlog(&url);
+            WebhookHealth {
+                circuit_open: h.circuit_open,
+                consecutive_failures: h.consecutive_failures,
+                last_error: h.last_error,
+                retry_in_seconds: h.retry_in_seconds,
+                skipped_while_suspended: h.skipped_while_suspended,
+                pending: backlog.pending,
+                oldest_pending_seconds: backlog.oldest_seconds,
+                url,
+            }
         })
         .collect();
     Ok(Json(SessionStatusOut {

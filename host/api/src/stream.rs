@@ -1,27 +1,41 @@
-//! `GET /api/v1/events/stream`: the live event stream as Server-Sent Events.
-//! Each envelope is one SSE event named after the envelope's event, whose data
-//! is the envelope JSON (the same document a webhook receives). A receiver
-//! that falls too far behind gets a `lagged` event saying how many envelopes
-//! it missed, and goes on. Streams end when the gateway stops.
+//! `GET /api/v1/events/stream`: the event stream as Server-Sent Events.
+//! Each envelope is one SSE event named after the envelope's event, whose
+//! data is the envelope JSON (the same document a webhook receives) and
+//! whose `id` is the envelope's gateway-wide sequence number.
+//!
+//! A client that reconnects with `Last-Event-ID` (the header browsers send,
+//! or the `last_event_id` query parameter) first gets every recorded
+//! envelope after that id that matches its filters, in order, then live
+//! ones: the live receiver is subscribed before the log is read, and live
+//! envelopes at or below the last replayed id are skipped, so the seam has
+//! no gap and no repeat. An id older than the log's retention (or unknown)
+//! gets a `reset` event, then live envelopes. A receiver that falls too far
+//! behind the live bus is caught up from the log the same way; only when
+//! the log cannot (it is off or pruned) does it get `lagged`. Streams end
+//! when the gateway stops.
 
 use std::collections::HashSet;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::collections::VecDeque;
+
 use axum::Router;
 use axum::extract::State;
+use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::routing::get;
 use futures_util::stream::{self, Stream};
 use serde::{Deserialize, Serialize};
-use tokio::sync::broadcast::{self, error::RecvError};
+use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
 use super::AppState;
 use super::error::{ApiError, ApiResult};
 use super::extract::ApiQuery;
 use crate::domain::event::{Envelope, EventName};
+use switchboard_runtime::events::{EventBus, Resume};
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 use utoipa::{PartialSchema, ToSchema};
@@ -45,6 +59,32 @@ struct StreamQuery {
     /// or with `all`); an unknown name is refused.
     #[param(value_type = Option<Vec<crate::webhooks::SubscribedEvent>>, style = Form, explode = false)]
     events: Option<String>,
+    /// Resume after this event id (the `id` of the last event received), as
+    /// the `Last-Event-ID` header does; for clients that cannot set headers.
+    /// The header wins when both are given.
+    #[param(minimum = 0)]
+    last_event_id: Option<String>,
+}
+
+/// The id to resume after: the `Last-Event-ID` header, else the query
+/// parameter; `None` for a fresh stream.
+fn resume_from(headers: &HeaderMap, query: Option<&str>) -> Result<Option<u64>, String> {
+    let header = headers
+        .get("last-event-id")
+        .map(|v| {
+            v.to_str()
+                .map_err(|_| "`Last-Event-ID` is not text".to_owned())
+        })
+        .transpose()?;
+    let Some(raw) = header.or(query).map(str::trim) else {
+        return Ok(None);
+    };
+    if raw.is_empty() {
+        return Ok(None);
+    }
+    raw.parse::<u64>().map(Some).map_err(|_| {
+        format!("`Last-Event-ID` must be the id of an event this gateway sent (a whole number), not `{raw}`")
+    })
 }
 
 /// Which envelopes a stream receiver wants. `None` means any.
@@ -104,7 +144,7 @@ impl StreamFilter {
     operation_id = "events_stream",
     tag = "events",
     summary = "The live event stream (Server-Sent Events)",
-    description = "Each envelope is one SSE event named after the envelope's `event`, whose data is the envelope JSON (see `AnyEvent`). A receiver that falls behind gets `event: lagged` with `data: {\"missed\": n}` and goes on. Keep-alive comments every 15 s.",
+    description = "Each envelope is one SSE event named after the envelope's `event`, whose `id` is its gateway-wide sequence number and whose data is the envelope JSON (see `AnyEvent`). Reconnecting with the `Last-Event-ID` header (or `last_event_id`) first replays every recorded envelope after that id that matches the filters, in order, then live ones, with no gap and no repeat. An id older than the retention (EVENT_RETENTION_COUNT, EVENT_RETENTION_SECS) or unknown gets `event: reset` with `data: {\"reason\": …, \"resumed_from\": id}`, then live envelopes. A receiver that falls behind is caught up from the log; only when it cannot be does it get `event: lagged` with `data: {\"missed\": n}`. Keep-alive comments every 15 s.",
     params(StreamQuery),
     responses(
         (status = 200, description = "A `text/event-stream`; each event's `data` is an envelope.", content_type = "text/event-stream", body = StreamEvent),
@@ -113,15 +153,31 @@ impl StreamFilter {
 )]
 async fn stream_events(
     State(state): State<AppState>,
+    headers: HeaderMap,
     ApiQuery(query): ApiQuery<StreamQuery>,
 ) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
     let filter = StreamFilter::parse(query.session.as_deref(), query.events.as_deref())
         .map_err(|m| ApiError::bad_request("invalid_query", m))?;
-    // Subscribed before the answer leaves, so nothing published after the
+    let after = resume_from(&headers, query.last_event_id.as_deref())
+        .map_err(|m| ApiError::bad_request("invalid_last_event_id", m))?;
+    let bus = state.events.clone();
+    // Subscribed before the answer leaves, so nothing released after the
     // client sees the headers is missed.
+    let (resume, replaying) = match after {
+        Some(after) => {
+            bus.counters().stream_resumes.inc();
+            (bus.resume(after), true)
+        }
+        None => (bus.resume(bus.last_seq()), false),
+    };
     let feed = Feed {
-        rx: state.events.subscribe(),
-        dropped: state.events.counters().stream_dropped.clone(),
+        // A fresh stream skips nothing live.
+        cursor: if replaying { resume.cursor() } else { 0 },
+        reset: resume.reset().map(str::to_owned),
+        resume,
+        replaying,
+        replay: VecDeque::new(),
+        bus,
         filter,
         stop: state.shutdown.clone(),
         opened: false,
@@ -133,11 +189,19 @@ async fn stream_events(
     Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
 }
 
-/// One receiver's position in the bus.
+/// One receiver's position: replaying recorded envelopes, then live.
 struct Feed {
-    rx: broadcast::Receiver<Arc<Envelope>>,
-    /// Counts envelopes this receiver lost by falling behind.
-    dropped: prometheus_client::metrics::counter::Counter,
+    bus: EventBus,
+    resume: Resume,
+    /// Still reading the log.
+    replaying: bool,
+    /// A page read from the log, not yet sent.
+    replay: VecDeque<Arc<Envelope>>,
+    /// The highest sequence number handled (sent or filtered out): a live
+    /// envelope at or below it was replayed already.
+    cursor: u64,
+    /// A `reset` to send first.
+    reset: Option<String>,
     filter: StreamFilter,
     stop: CancellationToken,
     opened: bool,
@@ -151,16 +215,63 @@ impl Feed {
             self.opened = true;
             return Some(Event::default().comment("subscribed"));
         }
+        if let Some(reason) = self.reset.take() {
+            self.bus.counters().stream_resets.inc();
+            let data = serde_json::to_string(&Reset {
+                reason,
+                resumed_from: self.cursor,
+            })
+            .unwrap_or_default();
+            return Some(
+                Event::default()
+                    .event("reset")
+                    .id(self.cursor.to_string())
+                    .data(data),
+            );
+        }
         loop {
+            if let Some(env) = self.replay.pop_front() {
+                self.cursor = self.cursor.max(env.seq);
+                if self.filter.matches(&env) {
+                    self.bus.counters().stream_replayed.inc();
+                    return Some(envelope_event(&env));
+                }
+                continue;
+            }
+            if self.replaying {
+                let page = tokio::select! {
+                    _ = self.stop.cancelled() => return None,
+                    page = self.resume.next_page() => page,
+                };
+                if page.is_empty() {
+                    self.replaying = false;
+                    self.cursor = self.cursor.max(self.resume.cursor());
+                } else {
+                    self.replay.extend(page);
+                }
+                continue;
+            }
             let got = tokio::select! {
                 _ = self.stop.cancelled() => return None,
-                got = self.rx.recv() => got,
+                got = self.resume.live.recv() => got,
             };
             match got {
-                Ok(env) if self.filter.matches(&env) => return Some(envelope_event(&env)),
-                Ok(_) => {}
+                Ok(env) if env.seq <= self.cursor => {}
+                Ok(env) => {
+                    self.cursor = env.seq;
+                    if self.filter.matches(&env) {
+                        return Some(envelope_event(&env));
+                    }
+                }
                 Err(RecvError::Lagged(missed)) => {
-                    self.dropped.inc_by(missed);
+                    // Caught up from the log when it can; else told.
+                    self.resume = self.bus.resume(self.cursor);
+                    if self.resume.reset().is_none() {
+                        self.replaying = true;
+                        continue;
+                    }
+                    self.cursor = self.resume.cursor();
+                    self.bus.counters().stream_dropped.inc_by(missed);
                     let data = serde_json::to_string(&Lagged { missed }).unwrap_or_default();
                     return Some(Event::default().event("lagged").data(data));
                 }
@@ -168,6 +279,15 @@ impl Feed {
             }
         }
     }
+}
+
+/// The data of a `reset` event: the missed envelopes cannot be replayed.
+#[derive(Debug, Serialize)]
+struct Reset {
+    /// Why (the id is older than the retention, or unknown).
+    reason: String,
+    /// The id live envelopes continue after (also this event's `id`).
+    resumed_from: u64,
 }
 
 /// The data of a `lagged` event: how many envelopes the receiver missed.
@@ -182,21 +302,26 @@ fn envelope_event(env: &Envelope) -> Event {
         tracing::error!(error = %e, "could not serialize an envelope for the stream");
         "{}".to_owned()
     });
-    Event::default().event(env.event.as_str()).data(data)
+    Event::default()
+        .event(env.event.as_str())
+        .id(env.seq.to_string())
+        .data(data)
 }
 
 /// One event of `GET /api/v1/events/stream`, as Server-Sent Events frame it
-/// (the shape OpenAPI 3.2 gives an event-stream item): `event` names it and
-/// `data` is a JSON text, an envelope (`AnyEvent`, added with the event
-/// components) or, for `lagged`, `{"missed": n}`.
+/// (the shape OpenAPI 3.2 gives an event-stream item): `event` names it, `id`
+/// is the envelope's sequence number and `data` is a JSON text, an envelope
+/// (`AnyEvent`, added with the event components) or, for `reset` and
+/// `lagged`, their small documents.
 pub struct StreamEvent;
 
 impl PartialSchema for StreamEvent {
     fn schema() -> RefOr<Schema> {
         ObjectBuilder::new()
             .description(Some(
-                "One Server-Sent Event: `event` is the envelope's event name (or `lagged`), \
-                 `data` the envelope as JSON (`AnyEvent`; for `lagged`, `{\"missed\": n}`).",
+                "One Server-Sent Event: `event` is the envelope's event name (or `reset`, `lagged`), \
+                 `id` its sequence number (resume with `Last-Event-ID`), `data` the envelope as JSON \
+                 (`AnyEvent`; for `reset`, `{\"reason\": …, \"resumed_from\": id}`; for `lagged`, `{\"missed\": n}`).",
             ))
             .property(
                 "event",
@@ -205,6 +330,12 @@ impl PartialSchema for StreamEvent {
                     .description(Some("The event's name, or `lagged`.")),
             )
             .required("event")
+            .property(
+                "id",
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .description(Some("The envelope's sequence number (absent on `lagged`).")),
+            )
             .property(
                 "data",
                 ObjectBuilder::new()

@@ -8,7 +8,8 @@ use axum::response::Json;
 use axum::routing::{delete, get, post};
 use serde::{Deserialize, Serialize};
 use utoipa::openapi::RefOr;
-use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::openapi::schema::{AllOfBuilder, AnyOfBuilder, ObjectBuilder, Schema, Type};
+use utoipa::openapi::{Ref, schema::SchemaType};
 use utoipa::{PartialSchema, ToSchema};
 
 use super::AppState;
@@ -18,7 +19,7 @@ use crate::domain::event::EventName;
 use crate::openapi::common::{DlqPath, SessionPath, SuccessMessage, WebhookPath};
 use switchboard_runtime::sessions::SessionError;
 use switchboard_runtime::webhooks::NewWebhook;
-use switchboard_runtime::webhooks::model::{DlqEntry, Webhook};
+use switchboard_runtime::webhooks::model::{DlqEntry, DlqReason, SignatureScheme, Webhook};
 
 /// The webhook routes.
 pub fn routes() -> Router<AppState> {
@@ -113,6 +114,111 @@ impl ToSchema for SubscribedEvent {
     }
 }
 
+/// A dead-letter entry's `reason` in the document: `failed` or `backlog_full`.
+pub struct DlqReasonName;
+
+impl PartialSchema for DlqReasonName {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(["failed", "backlog_full"]))
+            .description(Some(
+                "`failed`: its attempts failed; `backlog_full`: its URL had more deliveries \
+                 pending than `WEBHOOK_BACKLOG_LIMIT`, and the oldest were moved here.",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for DlqReasonName {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "DlqReason".into()
+    }
+}
+
+/// A webhook's `signature_scheme` in the document: `switchboard` or `standard`.
+pub struct SignatureSchemeName;
+
+impl PartialSchema for SignatureSchemeName {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some([
+                SignatureScheme::Switchboard.as_str(),
+                SignatureScheme::Standard.as_str(),
+            ]))
+            .default(Some(SignatureScheme::default().as_str().into()))
+            .description(Some(
+                "How deliveries are signed. `switchboard` (the default): `X-Webhook-Signature: \
+                 sha256=<hex>`, an HMAC-SHA256 of `<X-Webhook-Timestamp>.<raw body>` keyed by \
+                 the secret's bytes, with `X-Webhook-Signature-Version: v2`. `standard`: the \
+                 Standard Webhooks specification (https://www.standardwebhooks.com): \
+                 `webhook-id` (the delivery id), `webhook-timestamp` and `webhook-signature: \
+                 v1,<base64>`, an HMAC-SHA256 of `<id>.<timestamp>.<raw body>` keyed by the \
+                 base64 key of a `whsec_` secret, so the `standardwebhooks` libraries verify it.",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for SignatureSchemeName {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "SignatureScheme".into()
+    }
+}
+
+/// A Standard Webhooks secret as registration accepts it: an optional
+/// `whsec_`, then the canonical padded base64 of a 24 to 64 byte key (8 to 21
+/// groups of four characters, and a final group of one or two bytes whose
+/// unused bits are zero), what `signing::standard_secret` takes.
+pub const STANDARD_SECRET_PATTERN: &str = concat!(
+    r"^(?:whsec_)?(?:",
+    r"(?:[A-Za-z0-9+/]{4}){8,20}(?:[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)?",
+    r"|(?:[A-Za-z0-9+/]{4}){21}(?:[A-Za-z0-9+/][AQgw]==)?",
+    r")$",
+);
+
+/// The documented body of `POST …/webhooks`: a [`RegisterIn`] whose
+/// `secret`, with the `standard` scheme, is a Standard Webhooks secret.
+pub struct RegisterBody;
+
+impl PartialSchema for RegisterBody {
+    fn schema() -> RefOr<Schema> {
+        let not_standard = ObjectBuilder::new().property(
+            "signature_scheme",
+            ObjectBuilder::new()
+                .schema_type(SchemaType::from_iter([Type::String, Type::Null]))
+                .enum_values(Some([Some(SignatureScheme::Switchboard.as_str()), None])),
+        );
+        let standard_secret = ObjectBuilder::new().property(
+            "secret",
+            ObjectBuilder::new()
+                .schema_type(SchemaType::from_iter([Type::String, Type::Null]))
+                .pattern(Some(STANDARD_SECRET_PATTERN)),
+        );
+        AllOfBuilder::new()
+            .item(Ref::from_schema_name(RegisterIn::name()))
+            .item(AnyOfBuilder::new().item(not_standard).item(standard_secret))
+            .description(Some(
+                "A webhook to register. With `signature_scheme: standard`, a `secret` is a \
+                 Standard Webhooks secret (`whsec_` and the base64 of a 24 to 64 byte key), \
+                 or left out to have one generated.",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for RegisterBody {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "WebhookBody".into()
+    }
+
+    fn schemas(out: &mut Vec<(String, RefOr<Schema>)>) {
+        out.push((RegisterIn::name().into_owned(), RegisterIn::schema()));
+        RegisterIn::schemas(out);
+    }
+}
+
 /// Body of webhook registration.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -124,9 +230,15 @@ struct RegisterIn {
     /// The events to deliver (all when absent or null).
     #[schema(value_type = Option<Vec<SubscribedEvent>>, min_items = 1)]
     events: Option<Vec<String>>,
-    /// HMAC-SHA256 secret; deliveries are signed when set.
+    /// HMAC-SHA256 secret; deliveries are signed when set. With the
+    /// `standard` scheme it is a Standard Webhooks secret: `whsec_` and the
+    /// base64 of a 24 to 64 byte key; left out, one is generated and
+    /// returned in the answer (a `standard` webhook is always signed).
     #[schema(min_length = 1)]
     secret: Option<String>,
+    /// How deliveries are signed: `switchboard` (the default) or `standard`.
+    #[schema(value_type = Option<SignatureSchemeName>)]
+    signature_scheme: Option<SignatureScheme>,
 }
 
 /// A webhook as listed (the secret is shown, as the spec lists it).
@@ -144,6 +256,9 @@ pub struct WebhookOut {
     enabled: bool,
     /// Unix seconds of registration.
     created_at: i64,
+    /// How deliveries are signed.
+    #[schema(value_type = SignatureSchemeName)]
+    signature_scheme: SignatureScheme,
 }
 
 impl From<Webhook> for WebhookOut {
@@ -155,6 +270,7 @@ impl From<Webhook> for WebhookOut {
             secret: h.secret,
             enabled: h.enabled,
             created_at: h.created_at,
+            signature_scheme: h.signature_scheme,
         }
     }
 }
@@ -166,7 +282,7 @@ impl From<Webhook> for WebhookOut {
     tag = "webhooks",
     summary = "Register a webhook",
     params(SessionPath),
-    request_body = RegisterIn,
+    request_body = RegisterBody,
     responses(
         (status = 201, body = WebhookCreated),
         crate::openapi::common::ApiErrors,
@@ -186,6 +302,7 @@ async fn register(
                 url: body.url,
                 events: body.events,
                 secret: body.secret,
+                signature_scheme: body.signature_scheme.unwrap_or_default(),
             },
         )
         .await?;
@@ -196,6 +313,8 @@ async fn register(
             url: hook.url,
             events: hook.events,
             enabled: hook.enabled,
+            secret: hook.secret,
+            signature_scheme: hook.signature_scheme,
         }),
     ))
 }
@@ -211,6 +330,13 @@ pub struct WebhookCreated {
     pub events: Vec<String>,
     /// Whether deliveries are attempted.
     pub enabled: bool,
+    /// The signing secret (null when deliveries are unsigned); for a
+    /// `standard` webhook registered without one, the secret generated for
+    /// it, shown here so the receiver can be given it.
+    pub secret: Option<String>,
+    /// How deliveries are signed.
+    #[schema(value_type = SignatureSchemeName)]
+    pub signature_scheme: SignatureScheme,
 }
 
 /// `GET …/webhooks`.
@@ -323,8 +449,16 @@ pub struct DlqOut {
     attempts: u32,
     /// Unix seconds of dead-lettering.
     failed_at: i64,
-    /// The delivery id, kept across retries and replays of one event.
+    /// The delivery id, kept across retries, restarts and replays of one event.
     delivery_id: String,
+    /// Why it was dead-lettered: `failed` (its attempts failed) or
+    /// `backlog_full` (its URL had more deliveries pending than
+    /// `WEBHOOK_BACKLOG_LIMIT`; the oldest were moved here).
+    #[schema(value_type = DlqReasonName)]
+    reason: DlqReason,
+    /// How a replay signs it (captured at failure time).
+    #[schema(value_type = SignatureSchemeName)]
+    signature_scheme: SignatureScheme,
 }
 
 /// `GET …/webhooks/dlq`.
@@ -349,6 +483,8 @@ impl From<DlqEntry> for DlqOut {
             attempts: e.attempts,
             failed_at: e.failed_at,
             delivery_id: e.delivery_id,
+            reason: e.reason,
+            signature_scheme: e.signature_scheme,
         }
     }
 }
@@ -417,5 +553,70 @@ impl From<switchboard_runtime::webhooks::WebhookError> for ApiError {
             W::CircuitOpen(_) => ApiError::bad_request("circuit_open", msg),
             W::Store(s) => s.into(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::STANDARD_SECRET_PATTERN;
+
+    #[test]
+    fn the_registration_body_asks_for_a_standard_secret_only_with_the_standard_scheme() {
+        let doc = crate::openapi::document(false);
+        let op = &doc["paths"]["/api/v1/sessions/{id}/webhooks"]["post"];
+        assert_eq!(
+            op["requestBody"]["content"]["application/json"]["schema"]["$ref"],
+            "#/components/schemas/WebhookBody",
+            "{op}"
+        );
+        let schemas = &doc["components"]["schemas"];
+        let body = &schemas["WebhookBody"]["allOf"];
+        assert_eq!(body[0]["$ref"], "#/components/schemas/WebhookIn", "{body}");
+        let either = &body[1]["anyOf"];
+        assert_eq!(
+            either[0]["properties"]["signature_scheme"]["enum"],
+            json!(["switchboard", null]),
+            "{either}"
+        );
+        assert_eq!(
+            either[1]["properties"]["secret"]["pattern"], STANDARD_SECRET_PATTERN,
+            "{either}"
+        );
+        let scheme = &schemas["WebhookIn"]["properties"]["signature_scheme"]["oneOf"];
+        assert!(
+            scheme
+                .as_array()
+                .is_some_and(|all| all.contains(&json!({"type": "null"}))),
+            "{scheme}"
+        );
+        assert_eq!(
+            schemas["SignatureScheme"]["enum"],
+            json!(["switchboard", "standard"])
+        );
+        assert_eq!(schemas["SignatureScheme"]["default"], "switchboard");
+        for shown in ["WebhookCreated", "WebhookOut"] {
+            let properties = &schemas[shown]["properties"];
+            assert_eq!(
+                properties["signature_scheme"]["$ref"], "#/components/schemas/SignatureScheme",
+                "{shown}: {properties}"
+            );
+            assert!(properties["secret"].is_object(), "{shown}: {properties}");
+        }
+    }
+
+    #[test]
+    fn a_generated_standard_secret_has_the_documented_shape() {
+        // The pattern's shortest form: `whsec_` and 8 groups of 4 characters
+        // (24 bytes, no padding), which is what is generated.
+        let secret = switchboard_runtime::webhooks::signing::new_standard_secret();
+        let b64 = secret.strip_prefix("whsec_").expect("the prefix");
+        assert_eq!(b64.len(), 32, "{secret}");
+        assert!(
+            b64.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/'),
+            "{secret}"
+        );
     }
 }

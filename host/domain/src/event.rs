@@ -125,6 +125,11 @@ pub struct Envelope {
     /// Message events only: true when redelivered from the disconnect window.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub offline: Option<bool>,
+    /// The gateway-wide sequence number given when the envelope was
+    /// recorded (0 before that): the event stream's `id:`. Not part of the
+    /// JSON document, which stays the one a webhook receives.
+    #[serde(skip)]
+    pub seq: u64,
 }
 
 impl Envelope {
@@ -136,6 +141,7 @@ impl Envelope {
             timestamp: super::time::unix_now(),
             data,
             offline: None,
+            seq: 0,
         }
     }
 }

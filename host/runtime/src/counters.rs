@@ -24,6 +24,12 @@ pub struct EventCounters {
     pub filtered: Counter,
     /// Envelopes live event streams lost because they fell behind.
     pub stream_dropped: Counter,
+    /// Streams opened with a `Last-Event-ID` to resume from.
+    pub stream_resumes: Counter,
+    /// Recorded envelopes replayed to resuming streams.
+    pub stream_replayed: Counter,
+    /// Resuming streams told `reset` (their id was too old or unknown).
+    pub stream_resets: Counter,
 }
 
 impl EventCounters {
@@ -44,6 +50,21 @@ impl EventCounters {
             "Events lost by live event streams that fell behind",
             self.stream_dropped.clone(),
         );
+        r.register(
+            "switchboard_events_stream_resumes",
+            "Event streams opened with a Last-Event-ID to resume from",
+            self.stream_resumes.clone(),
+        );
+        r.register(
+            "switchboard_events_stream_replayed",
+            "Recorded events replayed to resuming event streams",
+            self.stream_replayed.clone(),
+        );
+        r.register(
+            "switchboard_events_stream_resets",
+            "Resuming event streams whose id was too old or unknown (sent `reset`)",
+            self.stream_resets.clone(),
+        );
     }
 }
 
@@ -61,6 +82,11 @@ pub struct WebhookCounters {
     pub skipped: Counter,
     /// Retries scheduled after a failed attempt.
     pub retries: Counter,
+    /// Deliveries moved to the dead-letter queue because their URL's
+    /// backlog was full (also counted as dead-lettered).
+    pub backlog_full: Counter,
+    /// Deliveries found pending in the outbox at start and resumed.
+    pub resumed: Counter,
 }
 
 impl Default for WebhookCounters {
@@ -71,8 +97,10 @@ impl Default for WebhookCounters {
             failed: outcome(&family, "failed"),
             dead_lettered: outcome(&family, "dead_lettered"),
             skipped: outcome(&family, "skipped"),
+            backlog_full: outcome(&family, "backlog_full"),
             family,
             retries: Counter::default(),
+            resumed: Counter::default(),
         }
     }
 }
@@ -89,6 +117,11 @@ impl WebhookCounters {
             "switchboard_webhook_retries",
             "Webhook retries scheduled after a failed attempt",
             self.retries.clone(),
+        );
+        r.register(
+            "switchboard_webhook_outbox_resumed",
+            "Webhook deliveries found pending in the outbox at start and resumed",
+            self.resumed.clone(),
         );
     }
 }

@@ -91,6 +91,33 @@ impl Scrape {
             "switchboard_webhook_suspended_urls",
             "Webhook URLs whose deliveries are suspended or probing",
             self.webhooks.suspended_urls() as i64,
+        )?;
+        let mut backlogs = self.webhooks.backlogs();
+        backlogs.sort_by(|a, b| a.0.cmp(&b.0));
+        let pending: Vec<_> = backlogs
+            .iter()
+            .map(|(url, b)| ([("url", url.clone())], ConstGauge::new(b.pending as i64)))
+            .collect();
+        family(
+            enc,
+            "switchboard_webhook_outbox_pending",
+            "Webhook deliveries pending in the durable outbox, by URL (ready, waiting for a retry or in flight)",
+            &pending,
+        )?;
+        let oldest: Vec<_> = backlogs
+            .iter()
+            .map(|(url, b)| {
+                (
+                    [("url", url.clone())],
+                    ConstGauge::new(b.oldest_seconds.unwrap_or(0.0)),
+                )
+            })
+            .collect();
+        family(
+            enc,
+            "switchboard_webhook_outbox_oldest_seconds",
+            "Age of the oldest pending webhook delivery, by URL",
+            &oldest,
         )
     }
 

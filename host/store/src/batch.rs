@@ -37,10 +37,12 @@ struct Pending {
     done: Reply,
 }
 
-/// The answer channel: a future for async callers, a blocking one otherwise.
+/// The answer channel: a future for async callers, a blocking one
+/// otherwise, or a callback run on the writer thread.
 enum Reply {
     Async(tokio::sync::oneshot::Sender<StoreResult<()>>),
     Blocking(mpsc::SyncSender<StoreResult<()>>),
+    Then(Box<dyn FnOnce(StoreResult<()>) + Send>),
 }
 
 impl Reply {
@@ -49,6 +51,10 @@ impl Reply {
         let _ = match self {
             Reply::Async(tx) => tx.send(result).map_err(|_| ()),
             Reply::Blocking(tx) => tx.send(result).map_err(|_| ()),
+            Reply::Then(f) => {
+                f(result);
+                Ok(())
+            }
         };
     }
 }
@@ -112,6 +118,26 @@ impl Store {
             rx.await.map_err(|_| stopped())??;
             take(&slot)
         }
+    }
+
+    /// [`Store::write_grouped`], answered by calling `then` on the writer
+    /// thread once the commit is done (or failed). Writes are answered in
+    /// the order they were queued, so callbacks see commits in that order;
+    /// `then` must be quick and must not write to the store (the writer
+    /// would wait for itself).
+    pub(crate) fn write_grouped_then<T, F>(
+        &self,
+        f: F,
+        then: impl FnOnce(StoreResult<T>) + Send + 'static,
+    ) where
+        T: Send + 'static,
+        F: FnMut(&WriteTransaction) -> StoreResult<T> + Send + 'static,
+    {
+        let (job, slot) = job(f);
+        let done = Reply::Then(Box::new(move |result: StoreResult<()>| {
+            then(result.and_then(|()| take(&slot)));
+        }));
+        self.batch.submit(job, done);
     }
 
     /// [`Store::write_grouped`] for callers that are not async: blocks the

@@ -5,8 +5,10 @@
 mod batch;
 mod blasts;
 mod contacts;
+mod event_log;
 mod lid;
 mod messages;
+mod outbox;
 mod plugins;
 mod scheduled;
 mod session_cache;
@@ -28,6 +30,8 @@ use redb::{Database, ReadTransaction, ReadableDatabase, ReadableTable, WriteTran
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+pub use event_log::{EventLogBounds, EventWrite, LoggedEvent, PreparedEvent};
+pub use outbox::{NewDelivery, OutboxKey, OutboxRow, dead_letter_entry};
 pub use scheduled::DueEntry;
 pub use sim::{OutboxEntry, SimUser};
 pub use sim_account::{SimAddressEntry, SimTcToken};
@@ -66,6 +70,10 @@ pub enum StoreError {
     /// A stored document could not be (de)serialised.
     #[error("stored record is corrupt: {0}")]
     Corrupt(#[from] serde_json::Error),
+    /// The write was not made: what makes it stopped first (the gateway is
+    /// stopping).
+    #[error("not stored: {0}")]
+    Stopped(&'static str),
 }
 
 macro_rules! from_redb {
@@ -154,6 +162,9 @@ impl Store {
             tx.open_table(tables::LID_MAP)?;
             tx.open_table(tables::WEBHOOKS)?;
             tx.open_table(tables::WEBHOOK_DLQ)?;
+            tx.open_table(tables::WEBHOOK_OUTBOX)?;
+            tx.open_table(tables::WEBHOOK_OUTBOX_DEPTH)?;
+            tx.open_table(tables::EVENT_LOG)?;
             tx.open_table(tables::CONTACTS)?;
             tx.open_table(tables::SIM_ADDRESS_BOOK)?;
             tx.open_table(tables::SIM_APP_STATE)?;

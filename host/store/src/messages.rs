@@ -44,10 +44,16 @@ fn append_job(
 ) -> StoreResult<impl FnMut(&redb::WriteTransaction) -> StoreResult<()> + Send + 'static + use<>> {
     let bytes = encode(record)?;
     let session_id = record.session_id.clone();
-    Ok(move |tx: &redb::WriteTransaction| {
-        let seq = next_seq(tx, MESSAGE_SEQ_KEY)?;
-        tx.open_table(MESSAGES)?
-            .insert((session_id.as_str(), seq), bytes.as_slice())?;
-        Ok(())
-    })
+    Ok(move |tx: &redb::WriteTransaction| append_in(tx, &session_id, &bytes))
+}
+
+/// Appends an encoded message record inside `tx`.
+pub(crate) fn append_in(
+    tx: &redb::WriteTransaction,
+    session_id: &str,
+    bytes: &[u8],
+) -> StoreResult<()> {
+    let seq = next_seq(tx, MESSAGE_SEQ_KEY)?;
+    tx.open_table(MESSAGES)?.insert((session_id, seq), bytes)?;
+    Ok(())
 }

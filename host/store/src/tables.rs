@@ -168,3 +168,31 @@ pub const WA_MESSAGES_BY_TIME: TableDefinition<(&str, i64, &str), ()> =
 /// id → count (kept with every write, so the bound is checked without a scan).
 pub const WA_MESSAGE_COUNTS: TableDefinition<&str, u64> =
     TableDefinition::new("wa_message_counts_v1");
+
+/// The event log: every recorded envelope by its gateway-wide sequence
+/// number → the envelope's Unix seconds (8 bytes, little-endian) then its
+/// JSON. Kept for a while (by age and count) so an event-stream client that
+/// reconnects gets what it missed.
+pub const EVENT_LOG: TableDefinition<u64, &[u8]> = TableDefinition::new("event_log_v1");
+
+/// `META` key of the highest event sequence number ever given (the log may
+/// have pruned it): a restart goes on above it.
+pub const EVENT_SEQ_KEY: &str = "event_seq";
+
+/// `META` key of the highest sequence number the event log pruned: a
+/// stream client asking to resume from below it has missed events for good.
+pub const EVENT_PRUNED_KEY: &str = "event_log_pruned_through";
+
+/// `META` key of how many rows the event log holds.
+pub const EVENT_COUNT_KEY: &str = "event_log_count";
+
+/// The webhook outbox: every delivery owed, (URL, event sequence number,
+/// delivery id) → the pending delivery (see `outbox.rs` for the layout), so
+/// a URL's deliveries read in event order.
+pub const WEBHOOK_OUTBOX: TableDefinition<(&str, u64, &str), &[u8]> =
+    TableDefinition::new("webhook_outbox_v1");
+
+/// How many deliveries each URL has in the outbox, URL → count (kept with
+/// every write, so the backlog limit is checked without a scan).
+pub const WEBHOOK_OUTBOX_DEPTH: TableDefinition<&str, u64> =
+    TableDefinition::new("webhook_outbox_depth_v1");

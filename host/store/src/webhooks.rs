@@ -38,23 +38,7 @@ impl Store {
 
     /// Queues a dead-letter entry and evicts the session's oldest entries beyond `capacity`.
     pub fn push_dlq(&self, entry: &DlqEntry, capacity: usize) -> StoreResult<()> {
-        let bytes = encode(entry)?;
-        let sid = entry.session_id.as_str();
-        self.write(|tx| {
-            let seq = next_seq(tx, DLQ_SEQ_KEY)?;
-            let mut t = tx.open_table(WEBHOOK_DLQ)?;
-            t.insert((sid, seq), bytes.as_slice())?;
-            let keys: Vec<u64> = t
-                .range((sid, 0u64)..=(sid, u64::MAX))?
-                .rev()
-                .skip(capacity)
-                .map(|row| row.map(|(k, _)| k.value().1))
-                .collect::<Result<_, _>>()?;
-            for k in keys {
-                t.remove((sid, k))?;
-            }
-            Ok(())
-        })
+        self.write(|tx| push_dlq_in(tx, entry, capacity))
     }
 
     /// How many dead-letter entries every session holds together.
@@ -77,23 +61,54 @@ impl Store {
 
     /// Removes and returns one dead-letter entry by id.
     pub fn take_dlq(&self, session_id: &str, entry_id: &str) -> StoreResult<Option<DlqEntry>> {
-        self.write(|tx| {
-            let mut t = tx.open_table(WEBHOOK_DLQ)?;
-            let mut found = None;
-            for row in t.range((session_id, 0u64)..=(session_id, u64::MAX))? {
-                let (k, v) = row?;
-                let entry: DlqEntry = decode(v.value())?;
-                if entry.id == entry_id {
-                    found = Some((k.value().1, entry));
-                    break;
-                }
-            }
-            if let Some((seq, _)) = &found {
-                t.remove((session_id, *seq))?;
-            }
-            Ok(found.map(|(_, e)| e))
-        })
+        self.write(|tx| take_dlq_in(tx, session_id, entry_id))
     }
+}
+
+/// Removes and returns one dead-letter entry by id inside `tx`.
+pub(crate) fn take_dlq_in(
+    tx: &redb::WriteTransaction,
+    session_id: &str,
+    entry_id: &str,
+) -> StoreResult<Option<DlqEntry>> {
+    let mut t = tx.open_table(WEBHOOK_DLQ)?;
+    let mut found = None;
+    for row in t.range((session_id, 0u64)..=(session_id, u64::MAX))? {
+        let (k, v) = row?;
+        let entry: DlqEntry = decode(v.value())?;
+        if entry.id == entry_id {
+            found = Some((k.value().1, entry));
+            break;
+        }
+    }
+    if let Some((seq, _)) = &found {
+        t.remove((session_id, *seq))?;
+    }
+    Ok(found.map(|(_, e)| e))
+}
+
+/// Queues a dead-letter entry inside `tx`, evicting the session's oldest
+/// entries beyond `capacity`.
+pub(crate) fn push_dlq_in(
+    tx: &redb::WriteTransaction,
+    entry: &DlqEntry,
+    capacity: usize,
+) -> StoreResult<()> {
+    let bytes = encode(entry)?;
+    let sid = entry.session_id.as_str();
+    let seq = next_seq(tx, DLQ_SEQ_KEY)?;
+    let mut t = tx.open_table(WEBHOOK_DLQ)?;
+    t.insert((sid, seq), bytes.as_slice())?;
+    let keys: Vec<u64> = t
+        .range((sid, 0u64)..=(sid, u64::MAX))?
+        .rev()
+        .skip(capacity)
+        .map(|row| row.map(|(k, _)| k.value().1))
+        .collect::<Result<_, _>>()?;
+    for k in keys {
+        t.remove((sid, k))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -114,6 +129,8 @@ mod tests {
             failed_at: 1,
             secret: Some("k".into()),
             delivery_id: "d".into(),
+            reason: Default::default(),
+            signature_scheme: Default::default(),
         }
     }
 

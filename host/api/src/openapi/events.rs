@@ -189,7 +189,7 @@ pub fn webhooks_section() -> Value {
         "event": {
             "post": {
                 "summary": "An event delivered to a registered webhook URL",
-                "description": "One POST per event and webhook, retried on failure (non-2xx, transport error, timeout) on a timer, then dead-lettered. With a secret, verify `X-Webhook-Signature` = `sha256=` + hex(HMAC-SHA256(secret, `<X-Webhook-Timestamp>.<raw body>`)); each attempt is signed afresh.",
+                "description": "One POST per event and webhook, retried on failure (non-2xx, transport error, timeout) on a timer, then dead-lettered. Every delivery an event owes is recorded in the durable outbox before the event counts as handled: at-least-once across crashes, every repeat with the same delivery id. With a secret and `signature_scheme` `switchboard`, verify `X-Webhook-Signature` = `sha256=` + hex(HMAC-SHA256(secret, `<X-Webhook-Timestamp>.<raw body>`)); with `standard` (Standard Webhooks), verify `webhook-signature` with the `standardwebhooks` libraries. Each attempt is signed afresh.",
                 "operationId": "webhook_event",
                 "tags": ["webhooks"],
                 "parameters": [
@@ -198,6 +198,9 @@ pub fn webhooks_section() -> Value {
                     header("X-Webhook-Timestamp", false, "With a secret: Unix seconds of this attempt."),
                     header("X-Webhook-Signature", false, "With a secret: `sha256=` + lowercase hex HMAC-SHA256 of `<timestamp>.<raw body>`."),
                     header("X-Webhook-Signature-Version", false, "With a secret: `v2`."),
+                    header("webhook-id", false, "Scheme `standard`: the delivery id (the same as `X-Webhook-Delivery-Id`)."),
+                    header("webhook-timestamp", false, "Scheme `standard`: Unix seconds of this attempt."),
+                    header("webhook-signature", false, "Scheme `standard`: `v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by the base64 key after `whsec_`."),
                     header("User-Agent", true, "`Switchboard/<version>`."),
                 ],
                 "requestBody": {

@@ -1,26 +1,41 @@
-//! The event bus: every envelope the gateway emits is published here once and
-//! fanned out.
+//! The event bus: every envelope the gateway emits is published here once,
+//! recorded, and fanned out.
 //!
-//! Two kinds of audience:
-//! - [`Subscriber`]s (webhook delivery, later plugin filters) are called
-//!   synchronously for every envelope, in publish order, and must only enqueue:
-//!   they never miss an event. An [`EventFilter`] (the plugin event filters)
-//!   sees each envelope first and may change or drop it.
-//! - Stream receivers ([`EventBus::subscribe`], the live event stream) read a
-//!   broadcast channel; one that falls more than [`BUS_CAPACITY`] envelopes
-//!   behind loses the oldest and is told how many.
+//! Publishing an envelope (after the plugin event filters, which may change
+//! or drop it):
+//! 1. asks the [`Outbox`] (webhook delivery) which deliveries it owes;
+//! 2. gives it the next gateway-wide sequence number and queues one
+//!    group-commit write of everything it needs: its message record (for
+//!    an inbound message), its row in the event log (for streams that
+//!    resume) and its deliveries. Numbers are given and writes queued under
+//!    one lock, so the store commits them in sequence order;
+//! 3. once that write is durable, releases it, in sequence order: live
+//!    stream receivers, synchronous [`Subscriber`]s, and the outbox's
+//!    delivery engine get it.
+//!
+//! So no delivery is attempted, and no stream client sees an event, before
+//! it is on disk; a crash loses nothing a subscriber is owed. A bus built
+//! with [`EventBus::new`] has no store (unit tests): it releases at once.
 
-use std::sync::{Arc, RwLock};
+pub mod log;
 
-use tokio::sync::broadcast;
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+
+use bytes::Bytes;
+use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use crate::counters::EventCounters;
 use crate::domain::event::Envelope;
+use crate::domain::message::MessageRecord;
+use crate::store::{EventWrite, NewDelivery, OutboxKey, Store, StoreError, StoreResult};
+pub use log::{EventLogConfig, Resume};
 
 /// How many envelopes a slow stream receiver may lag behind before it loses some.
 pub const BUS_CAPACITY: usize = 8192;
 
-/// A synchronous audience of every envelope. `accept` runs on the publishing
+/// A synchronous audience of every envelope. `accept` runs on the releasing
 /// task: it must not block or await; it hands the envelope to its own queue.
 pub trait Subscriber: Send + Sync + 'static {
     /// Takes one envelope.
@@ -29,13 +44,61 @@ pub trait Subscriber: Send + Sync + 'static {
 
 pub use crate::domain::hooks::EventFilter;
 
+/// Where events owe deliveries: the webhook engine.
+pub trait Outbox: Send + Sync + 'static {
+    /// The deliveries `envelope` owes; `json` is its serialization (the
+    /// payload, unless a filter scoped to one webhook changes it).
+    fn plan(&self, envelope: &Arc<Envelope>, json: &Bytes) -> Vec<NewDelivery>;
+    /// The bounds the write of the deliveries keeps.
+    fn limits(&self) -> OutboxLimits;
+    /// The deliveries of event `seq`, once stored (or, if the store refused
+    /// them, to be attempted anyway), in sequence order; `evicted` are older
+    /// deliveries the write moved to the dead-letter queue.
+    fn release(&self, seq: u64, deliveries: Vec<NewDelivery>, evicted: Vec<OutboxKey>);
+}
+
+/// The bounds of the webhook outbox.
+#[derive(Debug, Clone, Copy)]
+pub struct OutboxLimits {
+    /// Deliveries a URL may have pending.
+    pub backlog: usize,
+    /// Dead-letter entries kept per session.
+    pub dlq_capacity: usize,
+}
+
+/// The answer of a publish: resolves once the envelope (and the message
+/// record published with it) is durable. Dropping it changes nothing.
+pub type Recorded = oneshot::Receiver<StoreResult<()>>;
+
+/// A recorded envelope on its way to release.
+struct Release {
+    envelope: Arc<Envelope>,
+    deliveries: Vec<NewDelivery>,
+    evicted: Vec<OutboxKey>,
+}
+
+struct Durable {
+    store: Store,
+    log: EventLogConfig,
+    released: mpsc::UnboundedSender<Release>,
+}
+
+struct Inner {
+    tx: broadcast::Sender<Arc<Envelope>>,
+    subscribers: RwLock<Vec<Arc<dyn Subscriber>>>,
+    filter: RwLock<Option<Arc<dyn EventFilter>>>,
+    outbox: OnceLock<Arc<dyn Outbox>>,
+    counters: EventCounters,
+    /// The next sequence number; held while a write is queued, so numbers
+    /// reach the store in order.
+    next_seq: Mutex<u64>,
+    durable: Option<Durable>,
+}
+
 /// A cheap-to-clone handle on the event bus.
 #[derive(Clone)]
 pub struct EventBus {
-    tx: broadcast::Sender<Arc<Envelope>>,
-    subscribers: Arc<RwLock<Vec<Arc<dyn Subscriber>>>>,
-    filter: Arc<RwLock<Option<Arc<dyn EventFilter>>>>,
-    counters: EventCounters,
+    inner: Arc<Inner>,
 }
 
 impl std::fmt::Debug for EventBus {
@@ -51,70 +114,286 @@ impl Default for EventBus {
 }
 
 impl EventBus {
-    /// An empty bus.
+    /// A bus without a store: envelopes are released as they are published.
     pub fn new() -> Self {
+        Self::build(None, 1)
+    }
+
+    /// A bus that records every envelope in `store` before releasing it;
+    /// numbering goes on above the highest number the store has seen. Its
+    /// release task and the log's pruning run on `tasks` until `cancel`.
+    pub fn durable(
+        store: Store,
+        log: EventLogConfig,
+        cancel: CancellationToken,
+        tasks: &TaskTracker,
+    ) -> StoreResult<Self> {
+        let next = store.event_log_bounds()?.last_seq + 1;
+        let (released, rx) = mpsc::unbounded_channel();
+        let bus = Self::build(
+            Some(Durable {
+                store: store.clone(),
+                log: log.clone(),
+                released,
+            }),
+            next,
+        );
+        if log.enabled() {
+            tasks.spawn(log::prune_loop(store, log, cancel.clone()));
+        }
+        let releaser = bus.clone();
+        tasks.spawn(async move { releaser.release_loop(rx, cancel).await });
+        Ok(bus)
+    }
+
+    fn build(durable: Option<Durable>, next_seq: u64) -> Self {
         let (tx, _) = broadcast::channel(BUS_CAPACITY);
         Self {
-            tx,
-            subscribers: Arc::new(RwLock::new(Vec::new())),
-            filter: Arc::new(RwLock::new(None)),
-            counters: EventCounters::default(),
+            inner: Arc::new(Inner {
+                tx,
+                subscribers: RwLock::new(Vec::new()),
+                filter: RwLock::new(None),
+                outbox: OnceLock::new(),
+                counters: EventCounters::default(),
+                next_seq: Mutex::new(next_seq),
+                durable,
+            }),
         }
     }
 
     /// Sets the filter every envelope passes before fan-out.
     pub fn set_filter(&self, filter: Arc<dyn EventFilter>) {
-        *self.filter.write().unwrap_or_else(|p| p.into_inner()) = Some(filter);
+        *self.inner.filter.write().unwrap_or_else(|p| p.into_inner()) = Some(filter);
     }
 
-    /// Adds a synchronous subscriber; it sees every envelope published from now on.
+    /// Sets where envelopes owe deliveries (once).
+    pub fn set_outbox(&self, outbox: Arc<dyn Outbox>) {
+        if self.inner.outbox.set(outbox).is_err() {
+            tracing::warn!("the event bus's outbox was already set");
+        }
+    }
+
+    /// Adds a synchronous subscriber; it sees every envelope released from now on.
     pub fn add_subscriber(&self, subscriber: Arc<dyn Subscriber>) {
-        self.subscribers
+        self.inner
+            .subscribers
             .write()
             .unwrap_or_else(|p| p.into_inner())
             .push(subscriber);
     }
 
-    /// Publishes one envelope to every subscriber and stream receiver.
-    pub fn publish(&self, envelope: Envelope) {
+    /// Publishes one envelope: recorded, then released to every audience.
+    pub fn publish(&self, envelope: Envelope) -> Recorded {
+        self.record(envelope, None)
+    }
+
+    /// Publishes the envelope of an inbound message with its record: both
+    /// are written in one transaction (the record even if a filter drops
+    /// the envelope).
+    pub fn publish_message(&self, envelope: Envelope, record: MessageRecord) -> Recorded {
+        self.record(envelope, Some(record))
+    }
+
+    fn record(&self, envelope: Envelope, message: Option<MessageRecord>) -> Recorded {
         tracing::debug!(session = %envelope.session_id, event = %envelope.event, "event");
-        self.counters.received.inc();
-        let filter = self
+        let inner = &self.inner;
+        inner.counters.received.inc();
+        let (done, recorded) = oneshot::channel();
+        let filter = inner
             .filter
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
         let envelope = match filter {
-            Some(f) => match f.filter(envelope) {
-                Some(e) => e,
-                None => {
-                    self.counters.filtered.inc();
-                    return;
-                }
-            },
-            None => envelope,
+            Some(f) => f.filter(envelope),
+            None => Some(envelope),
         };
-        let envelope = Arc::new(envelope);
-        for s in self
+        let Some(envelope) = envelope else {
+            inner.counters.filtered.inc();
+            match (&inner.durable, message) {
+                (Some(durable), Some(record)) => {
+                    let write = EventWrite {
+                        message: Some(record),
+                        ..Default::default()
+                    };
+                    durable.store.record_event(write, move |_, r| {
+                        let _ = done.send(r.map(drop));
+                    });
+                }
+                _ => {
+                    let _ = done.send(Ok(()));
+                }
+            }
+            return recorded;
+        };
+        let mut envelope = Arc::new(envelope);
+        let json = match serde_json::to_vec(envelope.as_ref()) {
+            Ok(v) => Bytes::from(v),
+            Err(e) => {
+                tracing::error!(error = %e, "could not serialize an envelope");
+                let _ = done.send(Err(StoreError::Corrupt(e)));
+                return recorded;
+            }
+        };
+        let outbox = inner.outbox.get();
+        let deliveries = outbox.map(|o| o.plan(&envelope, &json)).unwrap_or_default();
+        let Some(durable) = &inner.durable else {
+            self.release_numbered(envelope, deliveries);
+            let _ = done.send(Ok(()));
+            return recorded;
+        };
+        let limits = outbox.map_or(
+            OutboxLimits {
+                backlog: usize::MAX,
+                dlq_capacity: 0,
+            },
+            |o| o.limits(),
+        );
+        let logged = durable.log.enabled().then(|| json.to_vec());
+        let released = durable.released.clone();
+        let write = EventWrite {
+            seq: 0,
+            timestamp: envelope.timestamp,
+            message,
+            logged,
+            log_limit: durable.log.max_count,
+            deliveries,
+            backlog_limit: limits.backlog,
+            dlq_capacity: limits.dlq_capacity,
+        };
+        // Encoded before the lock: under it, only numbering and queueing.
+        let prepared = match durable.store.prepare_event(write) {
+            Ok(p) => p,
+            Err((write, e)) => {
+                tracing::error!(error = %e, "could not encode an event; it is released unrecorded");
+                self.release_numbered(envelope, write.deliveries);
+                let _ = done.send(Err(e));
+                return recorded;
+            }
+        };
+        let mut next = inner.next_seq.lock().unwrap_or_else(|p| p.into_inner());
+        let seq = *next;
+        *next += 1;
+        set_seq(&mut envelope, seq);
+        prepared.record(seq, move |write, result| {
+            let evicted = match &result {
+                Ok(evicted) => evicted.clone(),
+                Err(e) => {
+                    tracing::error!(seq, error = %e, "could not record an event; it is released unrecorded");
+                    Vec::new()
+                }
+            };
+            // The release task ends only with the gateway; then a commit
+            // has no audience left, and its deliveries resume on restart.
+            let _ = released.send(Release {
+                envelope,
+                deliveries: write.deliveries,
+                evicted,
+            });
+            let _ = done.send(result.map(drop));
+        });
+        drop(next);
+        recorded
+    }
+
+    /// Numbers and releases an envelope that is not recorded (a bus
+    /// without a store, or an envelope that could not be encoded).
+    fn release_numbered(&self, mut envelope: Arc<Envelope>, deliveries: Vec<NewDelivery>) {
+        let seq = {
+            let mut next = self
+                .inner
+                .next_seq
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            *next += 1;
+            *next - 1
+        };
+        set_seq(&mut envelope, seq);
+        self.release(Release {
+            envelope,
+            deliveries,
+            evicted: Vec::new(),
+        });
+    }
+
+    /// Hands recorded envelopes to their audiences, in sequence order, until
+    /// the gateway stops (what was already recorded goes out first).
+    async fn release_loop(
+        self,
+        mut rx: mpsc::UnboundedReceiver<Release>,
+        cancel: CancellationToken,
+    ) {
+        loop {
+            let next = tokio::select! {
+                biased;
+                r = rx.recv() => r,
+                _ = cancel.cancelled() => None,
+            };
+            match next {
+                Some(r) => self.release(r),
+                None => break,
+            }
+        }
+    }
+
+    fn release(&self, r: Release) {
+        let inner = &self.inner;
+        if let Some(outbox) = inner.outbox.get()
+            && (!r.deliveries.is_empty() || !r.evicted.is_empty())
+        {
+            outbox.release(r.envelope.seq, r.deliveries, r.evicted);
+        }
+        for s in inner
             .subscribers
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .iter()
         {
-            s.accept(&envelope);
+            s.accept(&r.envelope);
         }
         // No stream receiver is not an error: the event simply has no live audience.
-        let _ = self.tx.send(envelope);
+        let _ = inner.tx.send(r.envelope);
     }
 
     /// The bus's counters (registered by the metrics module).
     pub fn counters(&self) -> &EventCounters {
-        &self.counters
+        &self.inner.counters
     }
 
-    /// A new stream receiver that sees every envelope published from now on.
+    /// A new stream receiver that sees every envelope released from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<Envelope>> {
-        self.tx.subscribe()
+        self.inner.tx.subscribe()
+    }
+
+    /// The highest sequence number given so far (0: none).
+    pub fn last_seq(&self) -> u64 {
+        *self
+            .inner
+            .next_seq
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            - 1
+    }
+
+    /// Where a stream client that last saw `after` resumes: subscribes it
+    /// first, so nothing released from now on is missed, then says which
+    /// recorded envelopes it missed (read with [`Resume::next_page`]).
+    pub fn resume(&self, after: u64) -> Resume {
+        let live = self.subscribe();
+        let store = self.inner.durable.as_ref().filter(|d| d.log.enabled());
+        log::resume(store.map(|d| d.store.clone()), after, self.last_seq(), live)
+    }
+}
+
+/// Sets the sequence number of an envelope nobody else holds yet.
+fn set_seq(envelope: &mut Arc<Envelope>, seq: u64) {
+    match Arc::get_mut(envelope) {
+        Some(e) => e.seq = seq,
+        None => {
+            let mut e = envelope.as_ref().clone();
+            e.seq = seq;
+            *envelope = Arc::new(e);
+        }
     }
 }
 
@@ -128,19 +407,20 @@ mod tests {
     #[tokio::test]
     async fn a_stream_receiver_sees_envelopes_published_after_it_subscribed() {
         let bus = EventBus::new();
-        bus.publish(Envelope::now(
+        drop(bus.publish(Envelope::now(
             "s",
             EventName::Connected,
             serde_json::json!({}),
-        ));
+        )));
         let mut rx = bus.subscribe();
-        bus.publish(Envelope::now(
+        drop(bus.publish(Envelope::now(
             "s",
             EventName::Disconnected,
             serde_json::json!({}),
-        ));
+        )));
         let got = rx.recv().await.unwrap();
         assert_eq!(got.event, EventName::Disconnected);
+        assert_eq!(got.seq, 2, "every envelope is numbered, in publish order");
     }
 
     #[derive(Default)]
@@ -163,11 +443,47 @@ mod tests {
             } else {
                 EventName::Presence
             };
-            bus.publish(Envelope::now("s", ev, serde_json::json!({})));
+            drop(bus.publish(Envelope::now("s", ev, serde_json::json!({}))));
         }
         let got = rec.0.lock().unwrap();
         assert_eq!(got.len(), BUS_CAPACITY * 2);
         assert_eq!(got[0], EventName::Receipt);
         assert_eq!(got[1], EventName::Presence);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_durable_bus_releases_in_sequence_order_and_numbers_on_after_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let cancel = CancellationToken::new();
+        let tasks = TaskTracker::new();
+        let log = EventLogConfig::default();
+        {
+            let store = Store::open(dir.path()).unwrap();
+            let bus = EventBus::durable(store, log.clone(), cancel.clone(), &tasks).unwrap();
+            let mut rx = bus.subscribe();
+            let recorded: Vec<_> = (0..50)
+                .map(|n| {
+                    bus.publish(Envelope::now(
+                        "s",
+                        EventName::Receipt,
+                        serde_json::json!({ "n": n }),
+                    ))
+                })
+                .collect();
+            for r in recorded {
+                r.await.unwrap().unwrap();
+            }
+            for n in 0..50u64 {
+                let e = rx.recv().await.unwrap();
+                assert_eq!((e.seq, e.data["n"].as_u64()), (n + 1, Some(n)));
+            }
+            cancel.cancel();
+            tasks.close();
+            tasks.wait().await;
+        }
+        let store = Store::open(dir.path()).unwrap();
+        let tasks = TaskTracker::new();
+        let bus = EventBus::durable(store, log, CancellationToken::new(), &tasks).unwrap();
+        assert_eq!(bus.last_seq(), 50);
     }
 }

@@ -160,7 +160,8 @@ impl Intake {
                     data["lid"] = json!(lid);
                 }
                 let env = Envelope::now(&self.live.id, EventName::ContactUpdate, data);
-                self.queue.push(env, None);
+                let owed = self.owed();
+                self.queue.push(env, owed);
             }
         }
     }

@@ -1,6 +1,6 @@
 //! Intake: one task per session turns what the network says into session state,
-//! stored records and published envelopes (a message's envelope once its
-//! record is durable, through [`PublishQueue`]). It drops duplicate messages (the
+//! stored records and published envelopes (a message's envelope recorded
+//! with its record in one write, through [`PublishQueue`]). It drops duplicate messages (the
 //! per-session dedup window) and learns and applies the lid-to-phone mapping.
 //! A batch the network holds its acknowledgement back for
 //! ([`NetworkEvent::Durable`]) is answered once all of it is stored and
@@ -16,7 +16,7 @@ use super::Live;
 use super::dedup::{MessageDedup, MessageKey};
 use super::lid::{LearnedLid, learned_from_contact, learned_from_message, resolve_phones};
 use super::message_event::message_data;
-use super::publish_queue::{Commit, Owed, PublishQueue};
+use super::publish_queue::{Owed, PublishQueue};
 use crate::domain::event::{Envelope, EventName};
 use crate::domain::event_data::own::{
     ConnectedData, LoggedOutData, PairCodeData, QrCodeData, to_data,
@@ -132,7 +132,16 @@ impl Intake {
 
     fn publish(&mut self, event: EventName, data: serde_json::Value) {
         let envelope = Envelope::now(&self.live.id, event, data);
-        self.queue.push(envelope, None);
+        let owed = self.owed();
+        self.queue.push(envelope, owed);
+    }
+
+    /// What an event's write owes: the receipt of the batch being handled.
+    pub(super) fn owed(&self) -> Owed {
+        Owed {
+            receipt: self.receipt.clone(),
+            key: None,
+        }
     }
 
     fn handle(&mut self, ev: NetworkEvent) {
@@ -255,24 +264,13 @@ impl Intake {
             body: data.clone(),
             timestamp: m.timestamp,
         };
-        let commit = match self.store.append_message_queued(&record) {
-            Ok(commit) => Some(Box::pin(commit) as Commit),
-            Err(e) => {
-                tracing::error!(session = %id, error = %e, "could not store an inbound message");
-                if let Some(receipt) = &self.receipt {
-                    receipt.fail(format!("could not store an inbound message: {e}"));
-                }
-                self.dedup.forget(&key);
-                None
-            }
-        };
         let mut envelope = Envelope::now(id, EventName::Message, data);
         envelope.offline = Some(m.offline);
         let owed = Owed {
             receipt: self.receipt.clone(),
             key: Some(key),
         };
-        self.queue.push_owed(envelope, commit, owed);
+        self.queue.push_message(envelope, record, owed);
     }
 
     fn learn(&self, pair: &LearnedLid) {

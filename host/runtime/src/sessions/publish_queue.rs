@@ -1,15 +1,13 @@
-//! The order in which a session's envelopes leave intake. A message event
-//! is published only once its record is durable, but intake does not wait
-//! for that commit: it queues the record for the store's group commit,
-//! parks the envelope here, and goes on with the next event, so a burst of
-//! messages shares a few fsyncs instead of paying one each. Envelopes leave
-//! in the order intake handled their events, whatever their kind: one that
-//! needs no commit waits behind the messages before it.
+//! Where intake publishes, and what it waits for. The event bus records
+//! every envelope (an inbound message's with its record, in one write)
+//! through the store's group commit and releases them in order; intake does
+//! not wait for each commit: it publishes, parks the answer here, and goes
+//! on with the next event, so a burst of messages shares a few fsyncs.
 //!
-//! A batch the network has not acknowledged yet ends in a receipt mark: when
-//! the mark reaches the front, everything of the batch is stored and
-//! published, and the receipt is answered (failed early when a record of the
-//! batch could not be stored).
+//! The parked answers bound how far intake runs ahead of the store, fail
+//! the receipt of a batch the network has not acknowledged yet when a
+//! record of it could not be stored, and answer that receipt (a mark
+//! behind the batch's envelopes) once everything of the batch is durable.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -18,12 +16,13 @@ use futures_util::FutureExt;
 
 use super::dedup::MessageKey;
 use crate::domain::event::Envelope;
-use crate::events::EventBus;
+use crate::domain::message::MessageRecord;
+use crate::events::{EventBus, Recorded};
 use crate::network::StoredReceipt;
-use crate::store::StoreResult;
+use crate::store::{StoreError, StoreResult};
 
 /// Most envelopes parked at once; intake reads no further event until the
-/// oldest leaves, so a store that stalls holds back the network channel
+/// oldest is recorded, so a store that stalls holds back the network channel
 /// (which pushes back on the network) instead of growing memory.
 pub(super) const MAX_WAITING: usize = 1024;
 
@@ -39,24 +38,35 @@ pub(super) struct Owed {
     pub key: Option<MessageKey>,
 }
 
-/// One parked entry: an envelope and the write it waits for, or the mark
-/// that answers a batch's receipt.
+/// One parked entry: a write and what it owes, or the mark that answers a
+/// batch's receipt.
 enum Waiting {
-    Envelope {
+    Commit {
         commit: Option<Commit>,
-        envelope: Envelope,
+        session_id: String,
         owed: Owed,
     },
     Mark(StoredReceipt),
 }
 
-/// Parked envelopes, oldest first, and the bus they go to.
+/// Parked writes, oldest first, and the bus they go through.
 pub(super) struct PublishQueue {
     bus: EventBus,
     waiting: VecDeque<Waiting>,
     /// Keys of messages whose records could not be stored, for intake to
     /// forget from its dedup window.
     failed: Vec<MessageKey>,
+}
+
+/// A bus answer as a commit future.
+fn commit(recorded: Recorded) -> Commit {
+    Box::pin(async move {
+        recorded.await.unwrap_or_else(|_| {
+            Err(StoreError::Stopped(
+                "the event bus stopped before the envelope was recorded",
+            ))
+        })
+    })
 }
 
 impl PublishQueue {
@@ -79,27 +89,33 @@ impl PublishQueue {
         self.waiting.len() < MAX_WAITING
     }
 
-    /// Publishes `envelope` once `commit` (if any) is durable and everything
-    /// queued before it has left; at once when both hold already.
-    pub fn push(&mut self, envelope: Envelope, commit: Option<Commit>) {
-        self.push_owed(envelope, commit, Owed::default());
+    /// Publishes `envelope` and parks its recording.
+    pub fn push(&mut self, envelope: Envelope, owed: Owed) {
+        let session_id = envelope.session_id.clone();
+        let recorded = self.bus.publish(envelope);
+        self.park(commit(recorded), session_id, owed);
     }
 
-    /// [`Self::push`] for a message record: a failed commit fails `owed`'s
-    /// receipt and hands its key back through [`Self::take_failed`].
-    pub fn push_owed(&mut self, envelope: Envelope, commit: Option<Commit>, owed: Owed) {
-        if commit.is_none() && self.waiting.is_empty() {
-            self.bus.publish(envelope);
-        } else {
-            self.waiting.push_back(Waiting::Envelope {
-                commit,
-                envelope,
-                owed,
-            });
-        }
+    /// Publishes a message's envelope with its record; a failed write
+    /// fails `owed`'s receipt and hands its key back through
+    /// [`Self::take_failed`].
+    pub fn push_message(&mut self, envelope: Envelope, record: MessageRecord, owed: Owed) {
+        let session_id = envelope.session_id.clone();
+        let recorded = self.bus.publish_message(envelope, record);
+        self.park(commit(recorded), session_id, owed);
     }
 
-    /// Answers `receipt` once everything queued before now has left.
+    /// Parks a write (tests park their own).
+    fn park(&mut self, commit: Commit, session_id: String, owed: Owed) {
+        self.waiting.push_back(Waiting::Commit {
+            commit: Some(commit),
+            session_id,
+            owed,
+        });
+        self.settle_ready();
+    }
+
+    /// Answers `receipt` once everything parked before now is recorded.
     pub fn push_mark(&mut self, receipt: StoredReceipt) {
         if self.waiting.is_empty() {
             receipt.stored();
@@ -114,33 +130,33 @@ impl PublishQueue {
         std::mem::take(&mut self.failed)
     }
 
-    /// Waits for the oldest parked envelope's commit, then publishes it and
-    /// every envelope behind it that is ready too. Cancel-safe: an envelope
-    /// leaves the queue only in the poll that publishes it.
+    /// Waits for the oldest parked write, then settles it and every one
+    /// behind it that is done too. Cancel-safe: an entry leaves the queue
+    /// only in the poll that settles it.
     pub async fn flush(&mut self) {
         let Some(front) = self.waiting.front_mut() else {
             return;
         };
-        if let Waiting::Envelope {
+        if let Waiting::Commit {
             commit: commit @ Some(_),
-            envelope,
+            session_id,
             owed,
         } = front
             && let Some(pending) = commit.as_mut()
         {
             let result = pending.await;
             *commit = None;
-            self.failed.extend(settle(envelope, owed, result));
+            self.failed.extend(settle(session_id, owed, result));
         }
-        self.publish_ready();
+        self.settle_ready();
     }
 
-    /// Publishes from the front while commits are done (or absent).
-    fn publish_ready(&mut self) {
+    /// Settles from the front while writes are done.
+    fn settle_ready(&mut self) {
         while let Some(front) = self.waiting.front_mut() {
-            if let Waiting::Envelope {
+            if let Waiting::Commit {
                 commit: commit @ Some(_),
-                envelope,
+                session_id,
                 owed,
             } = front
                 && let Some(pending) = commit.as_mut()
@@ -148,20 +164,18 @@ impl PublishQueue {
                 match pending.now_or_never() {
                     Some(result) => {
                         *commit = None;
-                        self.failed.extend(settle(envelope, owed, result));
+                        self.failed.extend(settle(session_id, owed, result));
                     }
                     None => return,
                 }
             }
-            match self.waiting.pop_front() {
-                Some(Waiting::Envelope { envelope, .. }) => self.bus.publish(envelope),
-                Some(Waiting::Mark(receipt)) => receipt.stored(),
-                None => {}
+            if let Some(Waiting::Mark(receipt)) = self.waiting.pop_front() {
+                receipt.stored();
             }
         }
     }
 
-    /// Publishes everything parked, waiting for each commit in turn (a stop).
+    /// Waits for everything parked (a stop).
     pub async fn drain(&mut self) {
         while !self.waiting.is_empty() {
             self.flush().await;
@@ -169,12 +183,12 @@ impl PublishQueue {
     }
 }
 
-/// A record that could not be stored is logged and fails its batch's
-/// receipt; its event is still published (intake has always done so: the
-/// webhook is the consumer's copy). Returns the key to forget.
-fn settle(envelope: &Envelope, owed: &mut Owed, result: StoreResult<()>) -> Option<MessageKey> {
+/// A write that failed is logged and fails its batch's receipt (the
+/// network redelivers); its envelope was still released, unrecorded.
+/// Returns the key to forget.
+fn settle(session_id: &str, owed: &mut Owed, result: StoreResult<()>) -> Option<MessageKey> {
     let e = result.err()?;
-    tracing::error!(session = %envelope.session_id, error = %e, "could not store an inbound message");
+    tracing::error!(session = %session_id, error = %e, "could not store an event");
     if let Some(receipt) = &owed.receipt {
         receipt.fail(format!("could not store an inbound message: {e}"));
     }
@@ -189,94 +203,56 @@ mod tests {
 
     use super::*;
     use crate::domain::event::EventName;
-    use crate::store::StoreError;
 
-    fn env(n: i64) -> Envelope {
-        Envelope::now("s", EventName::Message, serde_json::json!({ "n": n }))
+    fn commit_of(rx: oneshot::Receiver<StoreResult<()>>) -> Commit {
+        Box::pin(async move { rx.await.unwrap() })
     }
 
-    fn commit(rx: oneshot::Receiver<StoreResult<()>>) -> Option<Commit> {
-        Some(Box::pin(async move { rx.await.unwrap() }))
-    }
-
-    fn published(rx: &mut tokio::sync::broadcast::Receiver<std::sync::Arc<Envelope>>) -> Vec<i64> {
-        std::iter::from_fn(|| rx.try_recv().ok())
-            .map(|e| e.data["n"].as_i64().unwrap())
-            .collect()
+    fn refused() -> StoreResult<()> {
+        Err(StoreError::Corrupt(serde_json::Error::io(
+            std::io::Error::other("disk full"),
+        )))
     }
 
     #[tokio::test]
-    async fn envelopes_leave_in_order_and_only_once_their_commit_is_done() {
-        let bus = EventBus::new();
-        let mut seen = bus.subscribe();
-        let mut q = PublishQueue::new(bus);
+    async fn writes_settle_in_order_and_only_once_done() {
+        let mut q = PublishQueue::new(EventBus::new());
         let (done1, rx1) = oneshot::channel();
-        let (done3, rx3) = oneshot::channel();
-        q.push(env(1), commit(rx1));
-        q.push(env(2), None);
-        q.push(env(3), commit(rx3));
-        done3.send(Ok(())).unwrap();
+        let (done2, rx2) = oneshot::channel();
+        q.park(commit_of(rx1), "s".into(), Owed::default());
+        q.park(commit_of(rx2), "s".into(), Owed::default());
+        done2.send(Ok(())).unwrap();
         let waiting = tokio::time::timeout(Duration::from_millis(20), q.flush()).await;
-        assert!(waiting.is_err(), "nothing leaves before the oldest commit");
-        assert_eq!(published(&mut seen), Vec::<i64>::new());
-        // A failed commit is logged; its event still goes out, and the
-        // ready ones behind it follow in the same flush.
-        let refused = std::io::Error::other("disk full");
-        done1
-            .send(Err(StoreError::Corrupt(serde_json::Error::io(refused))))
-            .unwrap();
+        assert!(waiting.is_err(), "nothing settles before the oldest write");
+        assert!(!q.is_empty());
+        done1.send(Ok(())).unwrap();
         q.flush().await;
-        assert_eq!(published(&mut seen), [1, 2, 3]);
-        assert!(q.is_empty());
-        q.push(env(4), None);
-        assert_eq!(
-            published(&mut seen),
-            [4],
-            "an empty queue publishes at once"
+        assert!(
+            q.is_empty(),
+            "the ready ones behind it settle in the same flush"
         );
+        // An envelope on a bus without a store is recorded at once.
+        q.push(
+            Envelope::now("s", EventName::Connected, serde_json::json!({})),
+            Owed::default(),
+        );
+        assert!(q.is_empty());
     }
 
     #[tokio::test]
-    async fn drain_waits_for_every_commit() {
-        let bus = EventBus::new();
-        let mut seen = bus.subscribe();
-        let mut q = PublishQueue::new(bus);
-        let mut senders = Vec::new();
-        for n in 0..5 {
-            let (tx, rx) = oneshot::channel();
-            q.push(env(n), commit(rx));
-            senders.push(tx);
-        }
-        assert!(q.has_room());
-        let answer = tokio::spawn(async move {
-            for tx in senders {
-                tokio::time::sleep(Duration::from_millis(2)).await;
-                tx.send(Ok(())).unwrap();
-            }
-        });
-        q.drain().await;
-        answer.await.unwrap();
-        assert_eq!(published(&mut seen), [0, 1, 2, 3, 4]);
-    }
-
-    #[tokio::test]
-    async fn a_batch_receipt_is_answered_once_its_envelopes_are_published() {
-        let bus = EventBus::new();
-        let mut seen = bus.subscribe();
-        let mut q = PublishQueue::new(bus);
+    async fn a_batch_receipt_is_answered_once_its_writes_are_durable() {
+        let mut q = PublishQueue::new(EventBus::new());
         let (receipt, mut answer) = StoredReceipt::new();
         let (done, rx) = oneshot::channel();
         let owed = Owed {
             receipt: Some(receipt.clone()),
             key: None,
         };
-        q.push_owed(env(1), commit(rx), owed);
-        q.push(env(2), None);
+        q.park(commit_of(rx), "s".into(), owed);
         q.push_mark(receipt);
         assert!(answer.try_recv().is_err(), "not before the commit");
         done.send(Ok(())).unwrap();
         q.flush().await;
-        assert_eq!(published(&mut seen), [1, 2]);
         assert_eq!(answer.try_recv().unwrap(), Ok(()));
         assert!(q.is_empty());
 
@@ -291,8 +267,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_record_that_cannot_be_stored_fails_its_batch_and_is_forgotten() {
-        let bus = EventBus::new();
-        let mut q = PublishQueue::new(bus);
+        let mut q = PublishQueue::new(EventBus::new());
         let (receipt, mut answer) = StoredReceipt::new();
         let (done, rx) = oneshot::channel();
         let key = MessageKey::of(&crate::network::InboundMessage {
@@ -304,11 +279,9 @@ mod tests {
             receipt: Some(receipt.clone()),
             key: Some(key.clone()),
         };
-        q.push_owed(env(1), commit(rx), owed);
+        q.park(commit_of(rx), "s".into(), owed);
         q.push_mark(receipt);
-        let refused = std::io::Error::other("disk full");
-        done.send(Err(StoreError::Corrupt(serde_json::Error::io(refused))))
-            .unwrap();
+        done.send(refused()).unwrap();
         q.drain().await;
         let failed = answer.try_recv().unwrap().unwrap_err();
         assert!(failed.contains("could not store"), "{failed}");

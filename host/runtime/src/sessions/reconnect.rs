@@ -203,8 +203,10 @@ impl Intake {
             cooldown_until: until,
         };
         let locked = Envelope::now(id, EventName::AccountLocked, to_data(&data));
-        self.queue.push(dropped, None);
-        self.queue.push(locked, None);
+        let owed = self.owed();
+        self.queue.push(dropped, owed);
+        let owed = self.owed();
+        self.queue.push(locked, owed);
     }
 }
 

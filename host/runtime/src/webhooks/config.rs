@@ -29,8 +29,10 @@ pub struct WebhookConfig {
     /// Allow URLs that resolve to loopback, private, link-local or other
     /// internal addresses (`WEBHOOK_ALLOW_PRIVATE`, false).
     pub allow_private: bool,
-    /// Deliveries waiting per URL before new ones are dead-lettered at once.
-    pub queue_capacity: usize,
+    /// Deliveries a URL may have pending in the outbox; past it the oldest
+    /// go to the dead-letter queue with the reason `backlog_full`
+    /// (`WEBHOOK_BACKLOG_LIMIT`, 10,000).
+    pub backlog_limit: usize,
     /// Deliveries in flight at once per URL.
     pub concurrency_per_url: usize,
 }
@@ -48,7 +50,7 @@ impl Default for WebhookConfig {
             suspend_max: Duration::from_secs(3600),
             timeout: Duration::from_secs(10),
             allow_private: false,
-            queue_capacity: 10_000,
+            backlog_limit: 10_000,
             concurrency_per_url: 32,
         }
     }

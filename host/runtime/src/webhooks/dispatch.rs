@@ -1,56 +1,89 @@
-//! Delivery: one bounded queue and one worker per URL, so a slow or dead
-//! receiver only slows itself. Each attempt is signed afresh; failures are
-//! retried on a timer (never blocking the queue), then dead-lettered; the URL's
-//! circuit decides what is attempted at all. On shutdown, whatever is queued or
-//! waiting for a retry is dead-lettered rather than lost.
+//! Delivery: one lane and one worker per URL, so a slow or dead receiver only
+//! slows itself. Every delivery is in the store's outbox before it gets here
+//! (see the event bus); the lanes mirror it in memory: deliveries ready to
+//! go (in event order), waiting for a retry, or in flight. Each attempt is
+//! signed afresh; a success removes the row (successes are removed in
+//! batches), a failure is rescheduled or, once its attempts are used,
+//! moved to the dead-letter queue in the same transaction; the URL's
+//! circuit decides what is attempted at all. Stopping (or a crash) leaves
+//! every pending delivery in the outbox; the next start resumes each with
+//! its delivery id and the attempts it has left.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::Bytes;
 use reqwest::header::CONTENT_TYPE;
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::{Notify, Semaphore, mpsc};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::circuit::{Admit, Circuit, Health, SuspendPolicy, Transition};
 use super::config::WebhookConfig;
-use super::model::DlqEntry;
-use super::signing::{
-    DELIVERY_ID_HEADER, EVENT_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, VERSION_HEADER, sign_v2,
-};
+use super::model::PendingDelivery;
+use super::signing::{DELIVERY_ID_HEADER, EVENT_HEADER, signature_headers};
 use super::target::check_destination;
 use crate::counters::WebhookCounters;
-use crate::domain::time::unix_now;
-use crate::store::Store;
+use crate::domain::time::unix_now_ms;
+use crate::store::{OutboxKey, Store};
+
+/// Most delivered rows removed in one write.
+const REMOVE_BATCH: usize = 1024;
 
 /// One event on its way to one URL.
 #[derive(Debug, Clone)]
 pub struct Delivery {
-    /// Stable across retries and replays.
-    pub delivery_id: String,
-    /// The event's session.
-    pub session_id: String,
-    /// The webhook, when the delivery came from one (replays may outlive it).
-    pub webhook_id: Option<String>,
-    /// The destination.
-    pub url: String,
-    /// The signing secret, if any.
-    pub secret: Option<String>,
-    /// The event name.
-    pub event: String,
+    /// Where it sits in the outbox.
+    pub key: OutboxKey,
+    /// What is stored of it.
+    pub d: PendingDelivery,
     /// The serialized envelope, sent verbatim.
     pub payload: Bytes,
-    /// Attempts made so far.
-    pub attempts: u32,
-    /// This delivery is the single probe of a suspended URL.
-    pub probe: bool,
     /// The session's generation when the event happened; a delivery of an
     /// older generation belongs to a deleted session and is dropped.
     pub generation: u64,
-    /// Replayed from the DLQ: it goes to its stored URL even if the webhook is gone.
-    pub replayed: bool,
+}
+
+/// What a URL has pending, for metrics and diagnostics.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Backlog {
+    /// Deliveries ready, waiting for a retry or in flight.
+    pub pending: u64,
+    /// Seconds since the oldest of them was recorded.
+    pub oldest_seconds: Option<f64>,
+}
+
+/// The in-memory mirror of one URL's outbox rows.
+#[derive(Default)]
+struct Lane {
+    /// Ready to go, in event order.
+    ready: BTreeMap<(u64, String), Delivery>,
+    /// Delivery id → when it was recorded, for those waiting for a retry.
+    waiting: HashMap<String, i64>,
+    /// Delivery id → when it was recorded, for those in flight.
+    in_flight: HashMap<String, i64>,
+    /// Wakes the lane's worker.
+    notify: Arc<Notify>,
+    /// Whether its worker runs.
+    worker: bool,
+}
+
+impl Lane {
+    fn backlog(&self, now_ms: i64) -> Backlog {
+        let pending = self.ready.len() + self.waiting.len() + self.in_flight.len();
+        let oldest = self
+            .ready
+            .values()
+            .map(|d| d.d.created_at)
+            .chain(self.waiting.values().copied())
+            .chain(self.in_flight.values().copied())
+            .min();
+        Backlog {
+            pending: pending as u64,
+            oldest_seconds: oldest.map(|t| (now_ms - t).max(0) as f64 / 1000.0),
+        }
+    }
 }
 
 struct Shared {
@@ -59,9 +92,11 @@ struct Shared {
     store: Store,
     client: reqwest::Client,
     circuits: Mutex<HashMap<String, Circuit>>,
-    queues: Mutex<HashMap<String, mpsc::Sender<Delivery>>>,
+    lanes: Mutex<HashMap<String, Lane>>,
     generations: Mutex<HashMap<String, u64>>,
     retired_webhooks: Mutex<HashSet<String>>,
+    /// Delivered rows waiting to be removed.
+    delivered: mpsc::UnboundedSender<OutboxKey>,
     tasks: TaskTracker,
     cancel: CancellationToken,
     counters: WebhookCounters,
@@ -78,6 +113,10 @@ struct Failure {
     retryable: bool,
 }
 
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 impl Dispatcher {
     /// An engine using `client`; its workers run on `tasks` until `cancel`.
     pub fn new(
@@ -92,157 +131,206 @@ impl Dispatcher {
             base: config.suspend_base,
             max: config.suspend_max,
         };
-        Self {
+        let (delivered, rx) = mpsc::unbounded_channel();
+        let this = Self {
             shared: Arc::new(Shared {
                 config,
                 policy,
                 store,
                 client,
                 circuits: Mutex::new(HashMap::new()),
-                queues: Mutex::new(HashMap::new()),
+                lanes: Mutex::new(HashMap::new()),
                 generations: Mutex::new(HashMap::new()),
                 retired_webhooks: Mutex::new(HashSet::new()),
-                tasks,
+                delivered,
+                tasks: tasks.clone(),
                 cancel,
                 counters: WebhookCounters::default(),
             }),
-        }
+        };
+        let remover = this.shared.store.clone();
+        tasks.spawn(remove_delivered(remover, rx, this.shared.cancel.clone()));
+        this
     }
 
     fn circuits(&self) -> MutexGuard<'_, HashMap<String, Circuit>> {
-        self.shared
-            .circuits
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        lock(&self.shared.circuits)
     }
 
     /// The current generation of a session (bumped when it is deleted).
     pub fn generation(&self, session_id: &str) -> u64 {
-        let map = self
-            .shared
-            .generations
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        map.get(session_id).copied().unwrap_or(0)
+        lock(&self.shared.generations)
+            .get(session_id)
+            .copied()
+            .unwrap_or(0)
     }
 
-    /// Drops every queued or pending delivery of a deleted session.
+    /// Drops every queued or pending delivery of a deleted session (its
+    /// outbox rows went with the session).
     pub fn retire_session(&self, session_id: &str) {
-        let mut map = self
-            .shared
-            .generations
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        *map.entry(session_id.to_owned()).or_insert(0) += 1;
+        *lock(&self.shared.generations)
+            .entry(session_id.to_owned())
+            .or_insert(0) += 1;
+        let mut lanes = lock(&self.shared.lanes);
+        for lane in lanes.values_mut() {
+            lane.ready.retain(|_, d| d.d.session_id != session_id);
+        }
     }
 
-    /// Drops every queued or pending delivery of a deleted webhook (replays excepted).
+    /// Drops every queued or pending delivery of a deleted webhook (replays
+    /// excepted; the caller removed its outbox rows).
     pub fn retire_webhook(&self, webhook_id: &str) {
-        let mut set = self
-            .shared
-            .retired_webhooks
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        set.insert(webhook_id.to_owned());
+        lock(&self.shared.retired_webhooks).insert(webhook_id.to_owned());
+        let mut lanes = lock(&self.shared.lanes);
+        for lane in lanes.values_mut() {
+            lane.ready
+                .retain(|_, d| d.d.replayed || d.d.webhook_id.as_deref() != Some(webhook_id));
+        }
     }
 
     /// Whether a delivery belongs to a deleted session or webhook.
     fn is_stale(&self, d: &Delivery) -> bool {
-        if d.generation != self.generation(&d.session_id) {
+        if d.generation != self.generation(&d.d.session_id) {
             return true;
         }
-        if d.replayed {
+        if d.d.replayed {
             return false;
         }
-        let set = self
-            .shared
-            .retired_webhooks
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        d.webhook_id.as_ref().is_some_and(|id| set.contains(id))
+        let set = lock(&self.shared.retired_webhooks);
+        d.d.webhook_id.as_ref().is_some_and(|id| set.contains(id))
     }
 
-    /// Hands a fresh event to its URL, unless the URL is suspended (then it is
-    /// counted as skipped and dropped, as the spec says).
-    pub fn submit(&self, mut delivery: Delivery) {
+    /// Asks a URL's circuit whether a fresh event is attempted: `None` when
+    /// the URL is suspended (the event is counted as skipped and owes it
+    /// nothing, as the spec says), else whether it goes as the probe.
+    pub fn admit(&self, url: &str) -> Option<bool> {
         match self
             .circuits()
-            .entry(delivery.url.clone())
+            .entry(url.to_owned())
             .or_default()
             .admit(Instant::now())
         {
             Admit::Skip => {
                 self.shared.counters.skipped.inc();
-                return;
+                None
             }
-            Admit::Probe => delivery.probe = true,
-            Admit::Deliver => {}
-        }
-        self.enqueue(delivery);
-    }
-
-    /// Hands a delivery to its URL's queue without asking the circuit (replays
-    /// and retries, which were admitted before).
-    pub fn enqueue(&self, delivery: Delivery) {
-        let sender = {
-            let mut queues = self.shared.queues.lock().unwrap_or_else(|p| p.into_inner());
-            queues
-                .entry(delivery.url.clone())
-                .or_insert_with(|| self.spawn_worker(&delivery.url))
-                .clone()
-        };
-        if let Err(e) = sender.try_send(delivery) {
-            let (reason, d) = match e {
-                mpsc::error::TrySendError::Full(d) => ("the delivery queue of this URL is full", d),
-                mpsc::error::TrySendError::Closed(d) => ("the gateway is stopping", d),
-            };
-            self.dead_letter(d, reason.to_owned());
+            Admit::Probe => Some(true),
+            Admit::Deliver => Some(false),
         }
     }
 
-    fn spawn_worker(&self, url: &str) -> mpsc::Sender<Delivery> {
-        let (tx, mut rx) = mpsc::channel::<Delivery>(self.shared.config.queue_capacity.max(1));
+    /// Takes deliveries whose rows are stored: each is attempted when due.
+    pub fn take(&self, deliveries: impl IntoIterator<Item = Delivery>) {
+        let now = unix_now_ms();
+        for delivery in deliveries {
+            let due = delivery.d.next_attempt_at;
+            if delivery.d.attempts > 0 && due > now {
+                let wait = std::time::Duration::from_millis((due - now) as u64);
+                {
+                    let mut lanes = lock(&self.shared.lanes);
+                    let lane = lanes.entry(delivery.key.url.clone()).or_default();
+                    lane.waiting
+                        .insert(delivery.key.delivery_id.clone(), delivery.d.created_at);
+                }
+                self.retry_after(delivery, wait, None);
+            } else {
+                self.ready(delivery);
+            }
+        }
+    }
+
+    /// Drops deliveries the outbox moved to the dead-letter queue (a URL
+    /// over its backlog limit); one in flight finishes, its row is gone.
+    pub fn evicted(&self, keys: &[OutboxKey]) {
+        self.shared.counters.backlog_full.inc_by(keys.len() as u64);
+        let mut lanes = lock(&self.shared.lanes);
+        for key in keys {
+            if let Some(lane) = lanes.get_mut(&key.url) {
+                lane.ready.remove(&(key.seq, key.delivery_id.clone()));
+                lane.waiting.remove(&key.delivery_id);
+            }
+        }
+    }
+
+    /// Puts a delivery in its lane's ready set, starting the lane's worker.
+    fn ready(&self, delivery: Delivery) {
+        let url = delivery.key.url.clone();
+        let mut lanes = lock(&self.shared.lanes);
+        let lane = lanes.entry(url.clone()).or_default();
+        lane.ready.insert(
+            (delivery.key.seq, delivery.key.delivery_id.clone()),
+            delivery,
+        );
+        lane.notify.notify_one();
+        if !lane.worker {
+            lane.worker = true;
+            let notify = lane.notify.clone();
+            drop(lanes);
+            self.spawn_worker(url, notify);
+        }
+    }
+
+    fn spawn_worker(&self, url: String, notify: Arc<Notify>) {
         let this = self.clone();
-        let url = url.to_owned();
         self.shared.tasks.spawn(async move {
-            let permits = Arc::new(Semaphore::new(this.shared.config.concurrency_per_url.max(1)));
+            let permits = Arc::new(Semaphore::new(
+                this.shared.config.concurrency_per_url.max(1),
+            ));
             loop {
-                let delivery = tokio::select! {
-                    _ = this.shared.cancel.cancelled() => break,
-                    d = rx.recv() => match d { Some(d) => d, None => break },
-                };
                 let permit = tokio::select! {
-                    _ = this.shared.cancel.cancelled() => { this.dead_letter(delivery, "the gateway stopped before delivery".into()); break; }
+                    _ = this.shared.cancel.cancelled() => break,
                     p = permits.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
                 };
+                let next = loop {
+                    if let Some(d) = this.next_ready(&url) {
+                        break Some(d);
+                    }
+                    tokio::select! {
+                        _ = this.shared.cancel.cancelled() => break None,
+                        () = notify.notified() => {}
+                    }
+                };
+                let Some(delivery) = next else { break };
                 let this2 = this.clone();
                 this.shared.tasks.spawn(async move {
                     this2.attempt(delivery).await;
                     drop(permit);
                 });
             }
-            rx.close();
-            while let Some(d) = rx.recv().await {
-                this.dead_letter(d, "the gateway stopped before delivery".into());
+            if let Some(lane) = lock(&this.shared.lanes).get_mut(&url) {
+                lane.worker = false;
             }
             tracing::debug!(%url, "webhook worker stopped");
         });
-        tx
+    }
+
+    /// Takes the oldest ready delivery of a URL, marking it in flight.
+    fn next_ready(&self, url: &str) -> Option<Delivery> {
+        let mut lanes = lock(&self.shared.lanes);
+        let lane = lanes.get_mut(url)?;
+        let (_, d) = lane.ready.pop_first()?;
+        lane.in_flight
+            .insert(d.key.delivery_id.clone(), d.d.created_at);
+        Some(d)
+    }
+
+    fn settled(&self, key: &OutboxKey) {
+        if let Some(lane) = lock(&self.shared.lanes).get_mut(&key.url) {
+            lane.in_flight.remove(&key.delivery_id);
+        }
     }
 
     async fn attempt(&self, mut d: Delivery) {
         if self.is_stale(&d) {
-            tracing::debug!(session = %d.session_id, url = %d.url, "delivery dropped: its session or webhook was deleted");
+            tracing::debug!(session = %d.d.session_id, url = %d.key.url, "delivery dropped: its session or webhook was deleted");
+            self.settled(&d.key);
             return;
         }
-        d.attempts += 1;
+        d.d.attempts += 1;
         let outcome = tokio::select! {
-            // Stopping must not wait for a slow receiver: the delivery goes to
-            // the DLQ (receivers deduplicate on the delivery id if it did arrive).
-            _ = self.shared.cancel.cancelled() => {
-                self.dead_letter(d, "the gateway stopped during the delivery attempt".into());
-                return;
-            }
+            // Stopping does not wait for a slow receiver: the delivery stays
+            // in the outbox and goes again, with the same id, after a restart.
+            _ = self.shared.cancel.cancelled() => return,
             outcome = self.send(&d) => outcome,
         };
         let now = Instant::now();
@@ -251,48 +339,94 @@ impl Dispatcher {
                 self.shared.counters.delivered.inc();
                 let t = self
                     .circuits()
-                    .entry(d.url.clone())
+                    .entry(d.key.url.clone())
                     .or_default()
                     .on_success();
                 if t == Some(Transition::Resumed) {
-                    tracing::info!(url = %d.url, "webhook_resumed: probe delivered, delivery resumed");
+                    tracing::info!(url = %d.key.url, "webhook_resumed: probe delivered, delivery resumed");
                 }
+                self.settled(&d.key);
+                // The remover ends only with the gateway; then the row
+                // stays and the delivery repeats after a restart, same id.
+                let _ = self.shared.delivered.send(d.key);
             }
             Err(f) => {
                 self.shared.counters.failed.inc();
                 let policy = self.shared.policy;
                 let t = self
                     .circuits()
-                    .entry(d.url.clone())
+                    .entry(d.key.url.clone())
                     .or_default()
-                    .on_failure(&f.message, d.probe, now, &policy);
+                    .on_failure(&f.message, d.d.probe, now, &policy);
                 if let Some(Transition::Suspended(for_)) = t {
-                    tracing::warn!(url = %d.url, suspended_secs = for_.as_secs_f64(), error = %f.message, "webhook_suspended: deliveries to this URL are suspended");
+                    tracing::warn!(url = %d.key.url, suspended_secs = for_.as_secs_f64(), error = %f.message, "webhook_suspended: deliveries to this URL are suspended");
                 }
-                tracing::debug!(url = %d.url, attempt = d.attempts, error = %f.message, "webhook delivery failed");
-                if d.probe || !f.retryable || d.attempts >= self.shared.config.max_attempts {
-                    self.dead_letter(d, f.message);
+                tracing::debug!(url = %d.key.url, attempt = d.d.attempts, error = %f.message, "webhook delivery failed");
+                if d.d.probe || !f.retryable || d.d.attempts >= self.shared.config.max_attempts {
+                    self.dead_letter(d, f.message).await;
                 } else {
-                    self.schedule_retry(d, f.message);
+                    self.schedule_retry(d, f.message).await;
                 }
             }
         }
     }
 
-    fn schedule_retry(&self, d: Delivery, last_error: String) {
+    /// Records the failed attempt, then waits for the retry (the lane counts
+    /// the delivery as waiting).
+    async fn schedule_retry(&self, d: Delivery, last_error: String) {
         self.shared.counters.retries.inc();
-        let delay = self.shared.config.retry_delay(d.attempts + 1);
+        let delay = self.shared.config.retry_delay(d.d.attempts + 1);
+        let next_at = unix_now_ms() + delay.as_millis() as i64;
+        {
+            let mut lanes = lock(&self.shared.lanes);
+            let lane = lanes.entry(d.key.url.clone()).or_default();
+            lane.in_flight.remove(&d.key.delivery_id);
+            lane.waiting
+                .insert(d.key.delivery_id.clone(), d.d.created_at);
+        }
+        let stored = self
+            .shared
+            .store
+            .outbox_reschedule(d.key.clone(), d.d.attempts, next_at, last_error.clone())
+            .await;
+        match stored {
+            Ok(true) => {}
+            Ok(false) => {
+                // Evicted or its session deleted meanwhile: nothing is owed.
+                self.forget_waiting(&d.key);
+                return;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, delivery_id = %d.key.delivery_id, "could not record a failed webhook attempt; retried anyway");
+            }
+        }
+        self.retry_after(d, delay, Some(last_error));
+    }
+
+    fn forget_waiting(&self, key: &OutboxKey) -> bool {
+        lock(&self.shared.lanes)
+            .get_mut(&key.url)
+            .is_some_and(|lane| lane.waiting.remove(&key.delivery_id).is_some())
+    }
+
+    /// Moves a waiting delivery back to ready after `delay`, unless it was
+    /// evicted meanwhile; a URL suspended meanwhile dead-letters it.
+    fn retry_after(&self, d: Delivery, delay: std::time::Duration, last_error: Option<String>) {
         let this = self.clone();
         self.shared.tasks.spawn(async move {
             tokio::select! {
-                _ = this.shared.cancel.cancelled() => {
-                    this.dead_letter(d, format!("{last_error}; the gateway stopped before the retry"));
-                }
+                _ = this.shared.cancel.cancelled() => {}
                 _ = tokio::time::sleep(delay) => {
-                    if this.is_open(&d.url) {
-                        this.dead_letter(d, format!("{last_error}; not retried while the URL is suspended"));
+                    if !this.forget_waiting(&d.key) {
+                        return;
+                    }
+                    if this.is_open(&d.key.url) {
+                        let why = last_error
+                            .or_else(|| d.d.last_error.clone())
+                            .unwrap_or_else(|| "failed".into());
+                        this.dead_letter(d, format!("{why}; not retried while the URL is suspended")).await;
                     } else {
-                        this.enqueue(d);
+                        this.ready(d);
                     }
                 }
             }
@@ -300,7 +434,7 @@ impl Dispatcher {
     }
 
     async fn send(&self, d: &Delivery) -> Result<(), Failure> {
-        let url = reqwest::Url::parse(&d.url).map_err(|e| Failure {
+        let url = reqwest::Url::parse(&d.key.url).map_err(|e| Failure {
             message: format!("invalid URL: {e}"),
             retryable: false,
         })?;
@@ -315,14 +449,19 @@ impl Dispatcher {
             .client
             .post(url)
             .header(CONTENT_TYPE, "application/json")
-            .header(EVENT_HEADER, &d.event)
-            .header(DELIVERY_ID_HEADER, &d.delivery_id);
-        if let Some(secret) = &d.secret {
-            let ts = unix_now();
-            req = req
-                .header(TIMESTAMP_HEADER, ts.to_string())
-                .header(SIGNATURE_HEADER, sign_v2(secret.as_bytes(), ts, &d.payload))
-                .header(VERSION_HEADER, "v2");
+            .header(EVENT_HEADER, &d.d.event)
+            .header(DELIVERY_ID_HEADER, &d.key.delivery_id);
+        if let Some(secret) = &d.d.secret {
+            let ts = crate::domain::time::unix_now();
+            for (name, value) in signature_headers(
+                d.d.signature_scheme,
+                secret,
+                &d.key.delivery_id,
+                ts,
+                &d.payload,
+            ) {
+                req = req.header(name, value);
+            }
         }
         match req.body(d.payload.clone()).send().await {
             Ok(resp) if resp.status().is_success() => Ok(()),
@@ -345,32 +484,32 @@ impl Dispatcher {
         }
     }
 
-    /// Moves a delivery to the session's dead-letter queue.
-    pub fn dead_letter(&self, d: Delivery, last_error: String) {
+    /// Moves a delivery from the outbox to its session's dead-letter queue.
+    async fn dead_letter(&self, d: Delivery, last_error: String) {
+        self.settled(&d.key);
         if self.is_stale(&d) {
             return;
         }
-        let entry = DlqEntry {
-            id: uuid::Uuid::new_v4().to_string(),
-            session_id: d.session_id,
-            webhook_id: d.webhook_id,
-            webhook_url: d.url,
-            event: d.event,
-            payload: String::from_utf8_lossy(&d.payload).into_owned(),
-            last_error,
-            attempts: d.attempts,
-            failed_at: unix_now(),
-            secret: d.secret,
-            delivery_id: d.delivery_id,
-        };
-        self.shared.counters.dead_lettered.inc();
-        tracing::warn!(session = %entry.session_id, url = %entry.webhook_url, event = %entry.event, attempts = entry.attempts, error = %entry.last_error, "webhook delivery dead-lettered");
-        if let Err(e) = self
+        let moved = self
             .shared
             .store
-            .push_dlq(&entry, self.shared.config.dlq_capacity)
-        {
-            tracing::error!(error = %e, delivery_id = %entry.delivery_id, "could not store a dead-lettered delivery");
+            .outbox_dead_letter(
+                d.key.clone(),
+                d.d.attempts,
+                last_error.clone(),
+                self.shared.config.dlq_capacity,
+            )
+            .await;
+        match moved {
+            Ok(true) => {
+                self.shared.counters.dead_lettered.inc();
+                tracing::warn!(session = %d.d.session_id, url = %d.key.url, event = %d.d.event, attempts = d.d.attempts, error = %last_error, "webhook delivery dead-lettered");
+            }
+            // Evicted (already in the DLQ) or its session deleted.
+            Ok(false) => {}
+            Err(e) => {
+                tracing::error!(error = %e, delivery_id = %d.key.delivery_id, "could not dead-letter a delivery; it stays pending and goes again after a restart");
+            }
         }
     }
 
@@ -384,14 +523,16 @@ impl Dispatcher {
         self.circuits().values().filter(|c| c.is_open()).count()
     }
 
-    /// How many per-URL workers have stopped while the engine still runs
-    /// (a worker only stops on shutdown, unless it failed).
+    /// How many URLs have deliveries ready but no worker while the engine
+    /// still runs (a worker only stops on shutdown, unless it failed).
     pub fn stopped_workers(&self) -> usize {
         if self.shared.cancel.is_cancelled() {
             return 0;
         }
-        let queues = self.shared.queues.lock().unwrap_or_else(|p| p.into_inner());
-        queues.values().filter(|q| q.is_closed()).count()
+        lock(&self.shared.lanes)
+            .values()
+            .filter(|l| !l.worker && !l.ready.is_empty())
+            .count()
     }
 
     /// The delivery counters.
@@ -416,6 +557,51 @@ impl Dispatcher {
         self.circuits()
             .get(url)
             .map_or_else(|| Circuit::default().health(now), |c| c.health(now))
+    }
+
+    /// What a URL has pending.
+    pub fn backlog(&self, url: &str) -> Backlog {
+        lock(&self.shared.lanes)
+            .get(url)
+            .map(|l| l.backlog(unix_now_ms()))
+            .unwrap_or_default()
+    }
+
+    /// What every URL with deliveries pending has, by URL.
+    pub fn backlogs(&self) -> Vec<(String, Backlog)> {
+        let now = unix_now_ms();
+        lock(&self.shared.lanes)
+            .iter()
+            .map(|(url, l)| (url.clone(), l.backlog(now)))
+            .filter(|(_, b)| b.pending > 0)
+            .collect()
+    }
+}
+
+/// Removes delivered rows in batches: whatever has arrived while the last
+/// batch was written goes in the next.
+async fn remove_delivered(
+    store: Store,
+    mut rx: mpsc::UnboundedReceiver<OutboxKey>,
+    cancel: CancellationToken,
+) {
+    loop {
+        let first = tokio::select! {
+            biased;
+            k = rx.recv() => k,
+            // Stopping: what was delivered so far is removed once more.
+            _ = cancel.cancelled() => rx.try_recv().ok(),
+        };
+        let Some(first) = first else { break };
+        let mut keys = vec![first];
+        while keys.len() < REMOVE_BATCH
+            && let Ok(k) = rx.try_recv()
+        {
+            keys.push(k);
+        }
+        if let Err(e) = store.outbox_remove(keys).await {
+            tracing::error!(error = %e, "could not remove delivered webhook deliveries; they repeat after a restart");
+        }
     }
 }
 

@@ -1,10 +1,12 @@
 //! Webhooks: registration, fan-out of every envelope to the session's matching
-//! webhooks, signed delivery with retries, the dead-letter queue, per-URL
-//! suspension and its diagnostics.
+//! webhooks through the durable outbox, signed delivery with retries, the
+//! dead-letter queue, per-URL suspension and backlog, and their diagnostics.
 //!
-//! [`Webhooks`] subscribes to the event bus: for each envelope it serializes
-//! the body once and hands one [`dispatch::Delivery`] per matching webhook to
-//! the dispatcher, which never blocks the publisher.
+//! [`Webhooks`] is the event bus's [`Outbox`]: for each envelope it plans one
+//! delivery per matching webhook (the bus stores them in the same write as
+//! the event), and once they are durable it hands them to the dispatcher,
+//! which never blocks the publisher. At start, it resumes whatever the
+//! outbox still holds.
 
 pub mod circuit;
 pub mod config;
@@ -21,13 +23,14 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::domain::event::{Envelope, EventName};
-use crate::domain::time::unix_now;
-use crate::events::{EventFilter, Subscriber};
-use crate::store::{Store, StoreError};
+use crate::domain::time::{unix_now, unix_now_ms};
+use crate::events::{EventFilter, Outbox, OutboxLimits};
+use crate::store::{NewDelivery, OutboxKey, OutboxRow, Store, StoreError};
 use circuit::Health;
 use config::WebhookConfig;
+pub use dispatch::Backlog;
 use dispatch::{Delivery, Dispatcher};
-use model::{DlqEntry, Webhook};
+use model::{DlqEntry, PendingDelivery, SignatureScheme, Webhook};
 
 /// Why a webhook operation was refused.
 #[derive(Debug, thiserror::Error)]
@@ -65,6 +68,8 @@ pub struct NewWebhook {
     pub events: Option<Vec<String>>,
     /// Signing secret.
     pub secret: Option<String>,
+    /// How deliveries are signed.
+    pub signature_scheme: SignatureScheme,
 }
 
 struct Inner {
@@ -115,6 +120,15 @@ impl Webhooks {
             .map(|(k, v)| (k, Arc::from(v)))
             .collect();
         let dispatcher = Dispatcher::new(config.clone(), store.clone(), client, cancel, tasks);
+        let pending = store.outbox_all()?;
+        if !pending.is_empty() {
+            tracing::info!(
+                deliveries = pending.len(),
+                "resuming the webhook deliveries pending at the last stop"
+            );
+            dispatcher.counters().resumed.inc_by(pending.len() as u64);
+            dispatcher.take(pending.into_iter().map(|row| delivery(row, 0)));
+        }
         Ok(Self {
             inner: Arc::new(Inner {
                 store,
@@ -169,20 +183,30 @@ impl Webhooks {
             .await
             .map_err(|m| invalid("url", m))?;
         let events = normalize_events(new.events).map_err(|m| invalid("events", m))?;
-        if new.secret.as_deref().is_some_and(|s| s.is_empty()) {
-            return Err(invalid(
-                "secret",
-                "must not be empty; leave it out for unsigned deliveries".into(),
-            ));
-        }
+        let secret = match new.signature_scheme {
+            SignatureScheme::Switchboard => {
+                if new.secret.as_deref().is_some_and(str::is_empty) {
+                    return Err(invalid(
+                        "secret",
+                        "must not be empty; leave it out for unsigned deliveries".into(),
+                    ));
+                }
+                new.secret
+            }
+            // Standard Webhooks always signs: a missing secret is made.
+            SignatureScheme::Standard => {
+                Some(signing::standard_secret(new.secret).map_err(|m| invalid("secret", m))?)
+            }
+        };
         let hook = Webhook {
             id: uuid::Uuid::new_v4().to_string(),
             session_id: session_id.to_owned(),
             url: url.to_string(),
             events,
-            secret: new.secret,
+            secret,
             enabled: true,
             created_at: unix_now(),
+            signature_scheme: new.signature_scheme,
         };
         self.inner.store.put_webhook(&hook)?;
         let mut hooks = self.hooks(session_id).to_vec();
@@ -197,10 +221,23 @@ impl Webhooks {
         self.hooks(session_id).to_vec()
     }
 
-    /// Deletes a webhook.
+    /// Deletes a webhook and the deliveries it still has pending (a DLQ
+    /// replay under way stays: it goes to its stored URL).
     pub fn delete(&self, session_id: &str, id: &str) -> Result<(), WebhookError> {
+        let url = self
+            .hooks(session_id)
+            .iter()
+            .find(|h| h.id == id)
+            .map(|h| h.url.clone());
         if !self.inner.store.delete_webhook(session_id, id)? {
             return Err(WebhookError::NotFound(id.to_owned()));
+        }
+        self.inner.dispatcher.retire_webhook(id);
+        if let Some(url) = url {
+            let dropped = self.inner.store.outbox_forget_webhook(&url, id)?;
+            if dropped > 0 {
+                tracing::info!(session = %session_id, webhook = %id, dropped, "pending deliveries of a deleted webhook dropped");
+            }
         }
         let hooks = self
             .hooks(session_id)
@@ -233,7 +270,9 @@ impl Webhooks {
     }
 
     /// Removes an entry and re-delivers its payload through the same signing
-    /// and retry path; refused (and kept) while its URL is suspended.
+    /// and retry path, as a new pending delivery with its original delivery
+    /// id (taken from the DLQ and put in the outbox in one transaction);
+    /// refused (and kept) while its URL is suspended.
     pub fn replay(&self, session_id: &str, entry_id: &str) -> Result<(), WebhookError> {
         let entry = self
             .inner
@@ -243,23 +282,29 @@ impl Webhooks {
         if self.inner.dispatcher.is_open(&entry.webhook_url) {
             return Err(WebhookError::CircuitOpen(entry.webhook_url));
         }
-        let Some(entry) = self.inner.store.take_dlq(session_id, entry_id)? else {
-            return Err(WebhookError::DlqNotFound(entry_id.to_owned()));
-        };
-        tracing::info!(session = %session_id, entry = %entry_id, url = %entry.webhook_url, "webhook DLQ entry replayed");
-        self.inner.dispatcher.enqueue(Delivery {
-            delivery_id: entry.delivery_id,
-            session_id: entry.session_id,
-            webhook_id: entry.webhook_id,
-            url: entry.webhook_url,
-            secret: entry.secret,
-            event: entry.event,
-            payload: Bytes::from(entry.payload),
-            attempts: 0,
-            probe: false,
-            generation: self.inner.dispatcher.generation(session_id),
-            replayed: true,
-        });
+        // Sequence 0: a replay goes ahead of the URL's other deliveries.
+        let row = self
+            .inner
+            .store
+            .replay_dlq_into_outbox(session_id, entry_id, 0, |e| PendingDelivery {
+                delivery_id: e.delivery_id.clone(),
+                session_id: e.session_id.clone(),
+                webhook_id: e.webhook_id.clone(),
+                url: e.webhook_url.clone(),
+                secret: e.secret.clone(),
+                signature_scheme: e.signature_scheme,
+                event: e.event.clone(),
+                attempts: 0,
+                next_attempt_at: 0,
+                last_error: None,
+                created_at: unix_now_ms(),
+                probe: false,
+                replayed: true,
+            })?
+            .ok_or_else(|| WebhookError::DlqNotFound(entry_id.to_owned()))?;
+        tracing::info!(session = %session_id, entry = %entry_id, url = %row.key.url, "webhook DLQ entry replayed");
+        let generation = self.inner.dispatcher.generation(session_id);
+        self.inner.dispatcher.take([delivery(row, generation)]);
         Ok(())
     }
 
@@ -279,6 +324,16 @@ impl Webhooks {
                 (u, h)
             })
             .collect()
+    }
+
+    /// What a URL has pending (ready, waiting for a retry or in flight).
+    pub fn backlog(&self, url: &str) -> Backlog {
+        self.inner.dispatcher.backlog(url)
+    }
+
+    /// What every URL with deliveries pending has.
+    pub fn backlogs(&self) -> Vec<(String, Backlog)> {
+        self.inner.dispatcher.backlogs()
     }
 
     /// How many webhook URLs are suspended or probing.
@@ -325,11 +380,21 @@ fn normalize_events(events: Option<Vec<String>>) -> Result<Vec<String>, String> 
     Ok(out)
 }
 
-impl Subscriber for Webhooks {
-    fn accept(&self, envelope: &Arc<Envelope>) {
+/// A pending delivery read back from the outbox, for the dispatcher.
+fn delivery(row: OutboxRow, generation: u64) -> Delivery {
+    Delivery {
+        key: row.key,
+        d: row.delivery,
+        payload: row.payload,
+        generation,
+    }
+}
+
+impl Outbox for Webhooks {
+    fn plan(&self, envelope: &Arc<Envelope>, json: &Bytes) -> Vec<NewDelivery> {
         let hooks = self.hooks(&envelope.session_id);
-        let mut payload: Option<Bytes> = None;
-        let generation = self.inner.dispatcher.generation(&envelope.session_id);
+        let mut out = Vec::new();
+        let now = unix_now_ms();
         for hook in hooks
             .iter()
             .filter(|h| h.enabled && h.wants(envelope.event))
@@ -343,37 +408,73 @@ impl Subscriber for Webhooks {
                 },
                 None => None,
             };
-            let body = match (&own, &payload) {
-                (Some(e), _) => match serde_json::to_vec(e.as_ref()) {
+            let payload = match own {
+                Some(e) => match serde_json::to_vec(e.as_ref()) {
                     Ok(v) => Bytes::from(v),
                     Err(e) => {
                         tracing::error!(error = %e, "could not serialize an envelope");
                         continue;
                     }
                 },
-                (None, Some(p)) => p.clone(),
-                (None, None) => match serde_json::to_vec(envelope.as_ref()) {
-                    Ok(v) => payload.insert(Bytes::from(v)).clone(),
-                    Err(e) => {
-                        tracing::error!(error = %e, "could not serialize an envelope");
-                        return;
-                    }
-                },
+                None => json.clone(),
             };
-            self.inner.dispatcher.submit(Delivery {
-                delivery_id: uuid::Uuid::new_v4().to_string(),
-                session_id: envelope.session_id.clone(),
-                webhook_id: Some(hook.id.clone()),
-                url: hook.url.clone(),
-                secret: hook.secret.clone(),
-                event: envelope.event.as_str().to_owned(),
-                payload: body,
-                attempts: 0,
-                probe: false,
-                generation,
-                replayed: false,
+            // A suspended URL is not owed the event (counted as skipped).
+            let Some(probe) = self.inner.dispatcher.admit(&hook.url) else {
+                continue;
+            };
+            out.push(NewDelivery {
+                delivery: PendingDelivery {
+                    delivery_id: uuid::Uuid::new_v4().to_string(),
+                    session_id: envelope.session_id.clone(),
+                    webhook_id: Some(hook.id.clone()),
+                    url: hook.url.clone(),
+                    secret: hook.secret.clone(),
+                    signature_scheme: hook.signature_scheme,
+                    event: envelope.event.as_str().to_owned(),
+                    attempts: 0,
+                    next_attempt_at: 0,
+                    last_error: None,
+                    created_at: now,
+                    probe,
+                    replayed: false,
+                },
+                payload,
             });
         }
+        out
+    }
+
+    fn limits(&self) -> OutboxLimits {
+        OutboxLimits {
+            backlog: self.inner.config.backlog_limit,
+            dlq_capacity: self.inner.config.dlq_capacity,
+        }
+    }
+
+    fn release(&self, seq: u64, deliveries: Vec<NewDelivery>, evicted: Vec<OutboxKey>) {
+        if !evicted.is_empty() {
+            tracing::warn!(
+                deliveries = evicted.len(),
+                url = %evicted[0].url,
+                "webhook backlog full: the oldest pending deliveries were dead-lettered (backlog_full)"
+            );
+            self.inner.dispatcher.evicted(&evicted);
+        }
+        let generation = |sid: &str| self.inner.dispatcher.generation(sid);
+        let taken: Vec<Delivery> = deliveries
+            .into_iter()
+            .map(|n| Delivery {
+                key: OutboxKey {
+                    url: n.delivery.url.clone(),
+                    seq,
+                    delivery_id: n.delivery.delivery_id.clone(),
+                },
+                generation: generation(&n.delivery.session_id),
+                d: n.delivery,
+                payload: n.payload,
+            })
+            .collect();
+        self.inner.dispatcher.take(taken);
     }
 }
 

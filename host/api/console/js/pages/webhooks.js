@@ -1,6 +1,7 @@
 // Webhooks of a session: registering one, and each URL's delivery health
 // from GET /sessions/{id}/status (circuit, consecutive failures, next probe,
-// last error, events skipped while suspended), re-enable and delete; the
+// last error, events skipped while suspended, the backlog pending in the
+// durable outbox and its oldest delivery's age), re-enable and delete; the
 // dead-letter queue with replay is below (dlq.js).
 
 import { del, get, post, seg } from '../api.js';
@@ -73,12 +74,14 @@ function hookCard(w, d, path, refresh) {
   return h('article', { class: 'hook', dataset: { webhook: w.id } },
     h('header', { class: 'hook-head' },
       h('div', {}, h('p', { class: 'mono hook-url', text: w.url }),
-        h('p', { class: 'muted', text: `Events: ${w.events.join(', ')} · created ${when(w.created_at)}${w.secret ? ' · signed' : ''}` })),
+        h('p', { class: 'muted', text: `Events: ${w.events.join(', ')} · created ${when(w.created_at)}${w.secret ? ` · signed (${w.signature_scheme === 'standard' ? 'Standard Webhooks' : 'X-Webhook-Signature'})` : ''}` })),
       h('div', { class: 'badges' }, circuit, w.enabled ? null : badge('off', 'disabled'))),
     h('dl', { class: 'facts' },
       h('div', {}, h('dt', { text: 'Consecutive failures' }), h('dd', { dataset: { metric: 'failures' }, text: count(d?.consecutive_failures ?? 0) })),
       h('div', {}, h('dt', { text: 'Next probe' }), h('dd', { text: d?.retry_in_seconds == null ? '—' : `in ${duration(d.retry_in_seconds)}` })),
       h('div', {}, h('dt', { text: 'Skipped while suspended' }), h('dd', { text: count(d?.skipped_while_suspended ?? 0) })),
+      h('div', {}, h('dt', { text: 'Backlog' }), h('dd', { dataset: { metric: 'backlog' }, text: `${count(d?.pending ?? 0)} pending` })),
+      h('div', {}, h('dt', { text: 'Oldest pending' }), h('dd', { dataset: { metric: 'oldest' }, text: d?.oldest_pending_seconds == null ? '—' : `${duration(d.oldest_pending_seconds)} ago` })),
       h('div', { class: 'wide' }, h('dt', { text: 'Last error' }), h('dd', { class: d?.last_error ? 'last-error' : null, text: d?.last_error || 'none' }))),
     h('div', { class: 'actions' },
       button('Re-enable', async () => {

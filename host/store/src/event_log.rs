@@ -1,0 +1,302 @@
+//! Recording an event: its message record (if it has one), its row in the
+//! event log (`event_log_v1`) and the deliveries it owes (the webhook
+//! outbox), all in one group-commit job, so an event is either recorded
+//! whole or not at all and costs no fsync of its own.
+//!
+//! The log keeps every recorded envelope by its gateway-wide sequence
+//! number, bounded by count (in the write that crosses the bound, with some
+//! slack so pruning is amortised) and by age ([`Store::prune_event_log`],
+//! run periodically). A stream client resumes from it.
+
+use redb::{ReadableTable, WriteTransaction};
+
+use super::outbox::{NewDelivery, OutboxKey, add_deliveries, encode_row};
+use super::tables::{EVENT_COUNT_KEY, EVENT_LOG, EVENT_PRUNED_KEY, EVENT_SEQ_KEY, META};
+use super::{Store, StoreError, StoreResult, encode};
+use crate::domain::message::MessageRecord;
+
+/// Rows the log may hold beyond its count bound before a write prunes it
+/// back: one prune per this many events instead of one per event.
+const PRUNE_SLACK: u64 = 1024;
+
+/// Everything recorded for one event.
+#[derive(Debug, Clone, Default)]
+pub struct EventWrite {
+    /// Its gateway-wide sequence number.
+    pub seq: u64,
+    /// Unix seconds of the event (for pruning the log by age).
+    pub timestamp: i64,
+    /// The message record the event announces, if any.
+    pub message: Option<MessageRecord>,
+    /// The envelope's JSON for the event log; `None` when the log is off
+    /// (or the event is not published, only its record stored).
+    pub logged: Option<Vec<u8>>,
+    /// Rows the log may hold (older ones are pruned).
+    pub log_limit: u64,
+    /// The deliveries the event owes.
+    pub deliveries: Vec<NewDelivery>,
+    /// Deliveries a URL may have pending before its oldest are dead-lettered.
+    pub backlog_limit: usize,
+    /// Dead-letter entries kept per session.
+    pub dlq_capacity: usize,
+}
+
+/// A logged envelope read back.
+#[derive(Debug, Clone)]
+pub struct LoggedEvent {
+    /// Its sequence number.
+    pub seq: u64,
+    /// Its JSON as published.
+    pub json: Vec<u8>,
+}
+
+/// Where the event log stands.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EventLogBounds {
+    /// The highest sequence number ever given.
+    pub last_seq: u64,
+    /// The highest sequence number pruned (0: none): events at or below it
+    /// are gone.
+    pub pruned_through: u64,
+}
+
+fn meta(tx: &WriteTransaction, key: &str) -> StoreResult<u64> {
+    Ok(tx
+        .open_table(META)?
+        .get(key)?
+        .map(|v| v.value())
+        .unwrap_or(0))
+}
+
+fn set_meta(tx: &WriteTransaction, key: &str, value: u64) -> StoreResult<()> {
+    tx.open_table(META)?.insert(key, value)?;
+    Ok(())
+}
+
+impl Store {
+    /// Queues the write of one event for the next group commit and calls
+    /// `then` on the writer thread once it is durable (or failed), with the
+    /// outbox keys the write moved to the dead-letter queue, and `write`
+    /// handed back. Events queued one after another are committed, and
+    /// answered, in that order.
+    pub fn record_event(
+        &self,
+        write: EventWrite,
+        then: impl FnOnce(EventWrite, StoreResult<Vec<OutboxKey>>) + Send + 'static,
+    ) {
+        match self.prepare_event(write) {
+            Ok(prepared) => {
+                let seq = prepared.write.seq;
+                prepared.record(seq, then);
+            }
+            Err((write, e)) => then(write, Err(e)),
+        }
+    }
+
+    /// Encodes an event's write ahead of its sequence number, so a caller
+    /// that numbers events under a lock holds it only to queue them
+    /// ([`PreparedEvent::record`]).
+    #[allow(clippy::result_large_err)]
+    pub fn prepare_event(
+        &self,
+        write: EventWrite,
+    ) -> Result<PreparedEvent, (EventWrite, StoreError)> {
+        match prepare(&write) {
+            Ok(rows) => Ok(PreparedEvent {
+                store: self.clone(),
+                rows,
+                write,
+            }),
+            Err(e) => Err((write, e)),
+        }
+    }
+
+    /// Where the event log stands.
+    pub fn event_log_bounds(&self) -> StoreResult<EventLogBounds> {
+        self.read(|tx| {
+            let meta = tx.open_table(META)?;
+            let get = |k| -> StoreResult<u64> { Ok(meta.get(k)?.map(|v| v.value()).unwrap_or(0)) };
+            Ok(EventLogBounds {
+                last_seq: get(EVENT_SEQ_KEY)?,
+                pruned_through: get(EVENT_PRUNED_KEY)?,
+            })
+        })
+    }
+
+    /// Up to `limit` logged envelopes after `after`, oldest first.
+    pub fn event_log_after(&self, after: u64, limit: usize) -> StoreResult<Vec<LoggedEvent>> {
+        self.read(|tx| {
+            let t = tx.open_table(EVENT_LOG)?;
+            let mut out = Vec::new();
+            for row in t.range(after.saturating_add(1)..)?.take(limit) {
+                let (k, v) = row?;
+                let json = v.value().get(8..).unwrap_or_default().to_vec();
+                out.push(LoggedEvent {
+                    seq: k.value(),
+                    json,
+                });
+            }
+            Ok(out)
+        })
+    }
+
+    /// Prunes logged envelopes older than `before` (Unix seconds); returns
+    /// how many went.
+    pub fn prune_event_log(&self, before: i64) -> StoreResult<u64> {
+        self.write(|tx| {
+            let mut gone = 0u64;
+            let mut last = 0u64;
+            {
+                let mut t = tx.open_table(EVENT_LOG)?;
+                // Rows are in sequence order, which is time order: stop at
+                // the first that is young enough.
+                loop {
+                    let oldest = match t.first()? {
+                        Some((k, v)) if logged_at(v.value()) < before => k.value(),
+                        _ => break,
+                    };
+                    t.remove(oldest)?;
+                    last = oldest;
+                    gone += 1;
+                }
+            }
+            if gone > 0 {
+                let count = meta(tx, EVENT_COUNT_KEY)?.saturating_sub(gone);
+                set_meta(tx, EVENT_COUNT_KEY, count)?;
+                let pruned = meta(tx, EVENT_PRUNED_KEY)?.max(last);
+                set_meta(tx, EVENT_PRUNED_KEY, pruned)?;
+            }
+            Ok(gone)
+        })
+    }
+}
+
+/// The Unix seconds at the head of a log row.
+fn logged_at(value: &[u8]) -> i64 {
+    value
+        .first_chunk::<8>()
+        .map_or(i64::MIN, |b| i64::from_le_bytes(*b))
+}
+
+/// An event's write, encoded and waiting for its sequence number.
+pub struct PreparedEvent {
+    store: Store,
+    rows: Prepared,
+    write: EventWrite,
+}
+
+impl PreparedEvent {
+    /// Queues the write under sequence number `seq` (see
+    /// [`Store::record_event`]); `write.seq` is set to it.
+    pub fn record(
+        self,
+        seq: u64,
+        then: impl FnOnce(EventWrite, StoreResult<Vec<OutboxKey>>) + Send + 'static,
+    ) {
+        let PreparedEvent {
+            store,
+            mut rows,
+            mut write,
+        } = self;
+        rows.seq = seq;
+        write.seq = seq;
+        store.write_grouped_then(move |tx| rows.apply(tx), move |r| then(write, r));
+    }
+}
+
+/// An [`EventWrite`] with everything encoded, ready for the writer.
+struct Prepared {
+    seq: u64,
+    message: Option<(String, Vec<u8>)>,
+    logged: Option<Vec<u8>>,
+    log_limit: u64,
+    deliveries: Vec<(String, String, Vec<u8>)>,
+    backlog_limit: usize,
+    dlq_capacity: usize,
+}
+
+fn prepare(w: &EventWrite) -> StoreResult<Prepared> {
+    let message = w
+        .message
+        .as_ref()
+        .map(|m| Ok::<_, StoreError>((m.session_id.clone(), encode(m)?)))
+        .transpose()?;
+    let logged = w.logged.as_ref().map(|json| {
+        let mut row = Vec::with_capacity(8 + json.len());
+        row.extend_from_slice(&w.timestamp.to_le_bytes());
+        row.extend_from_slice(json);
+        row
+    });
+    let deliveries = w
+        .deliveries
+        .iter()
+        .map(|d| {
+            Ok((
+                d.delivery.url.clone(),
+                d.delivery.delivery_id.clone(),
+                encode_row(&d.delivery, &d.payload)?,
+            ))
+        })
+        .collect::<StoreResult<_>>()?;
+    Ok(Prepared {
+        seq: w.seq,
+        message,
+        logged,
+        log_limit: w.log_limit,
+        deliveries,
+        backlog_limit: w.backlog_limit,
+        dlq_capacity: w.dlq_capacity,
+    })
+}
+
+impl Prepared {
+    fn apply(&mut self, tx: &WriteTransaction) -> StoreResult<Vec<OutboxKey>> {
+        if let Some((session_id, bytes)) = &self.message {
+            super::messages::append_in(tx, session_id, bytes)?;
+        }
+        if self.logged.is_none() && self.deliveries.is_empty() {
+            return Ok(Vec::new());
+        }
+        if meta(tx, EVENT_SEQ_KEY)? < self.seq {
+            set_meta(tx, EVENT_SEQ_KEY, self.seq)?;
+        }
+        if let Some(row) = &self.logged {
+            tx.open_table(EVENT_LOG)?.insert(self.seq, row.as_slice())?;
+            let count = meta(tx, EVENT_COUNT_KEY)? + 1;
+            if count > self.log_limit + PRUNE_SLACK {
+                self.prune_to_limit(tx, count)?;
+            } else {
+                set_meta(tx, EVENT_COUNT_KEY, count)?;
+            }
+        }
+        add_deliveries(
+            tx,
+            self.seq,
+            &self.deliveries,
+            self.backlog_limit,
+            self.dlq_capacity,
+        )
+    }
+
+    /// Drops the oldest rows down to the log's limit.
+    fn prune_to_limit(&self, tx: &WriteTransaction, count: u64) -> StoreResult<()> {
+        let excess = count - self.log_limit;
+        let mut last = 0u64;
+        let mut gone = 0u64;
+        {
+            let mut t = tx.open_table(EVENT_LOG)?;
+            while gone < excess {
+                let Some((k, _)) = t.pop_first()? else { break };
+                last = k.value();
+                gone += 1;
+            }
+        }
+        set_meta(tx, EVENT_COUNT_KEY, count - gone)?;
+        let pruned = meta(tx, EVENT_PRUNED_KEY)?.max(last);
+        set_meta(tx, EVENT_PRUNED_KEY, pruned)
+    }
+}
+
+#[cfg(test)]
+#[path = "event_log_tests.rs"]
+mod tests;

@@ -1,0 +1,365 @@
+//! The webhook outbox (`webhook_outbox_v1`): every delivery owed to a URL,
+//! from the commit of its event until it succeeds or is dead-lettered, so a
+//! crash loses none and a restart resumes each with its delivery id and the
+//! attempts it has left.
+//!
+//! A row's value is the length of the delivery's JSON (4 bytes,
+//! little-endian), that JSON ([`PendingDelivery`]), then the payload as
+//! sent, so the payload is never escaped into JSON. Each URL's backlog is
+//! bounded: past the limit, its oldest deliveries move to the dead-letter
+//! queue with the reason `backlog_full`, in the same transaction.
+
+use bytes::Bytes;
+use redb::{ReadableTable, WriteTransaction};
+
+use super::tables::{WEBHOOK_OUTBOX, WEBHOOK_OUTBOX_DEPTH};
+use super::webhooks::push_dlq_in;
+use super::{Store, StoreError, StoreResult, decode, encode};
+use crate::domain::webhook::{DlqEntry, DlqReason, PendingDelivery};
+
+/// Where a delivery sits in the outbox.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct OutboxKey {
+    /// The destination.
+    pub url: String,
+    /// The sequence number of its event (or of its DLQ replay).
+    pub seq: u64,
+    /// The delivery id.
+    pub delivery_id: String,
+}
+
+/// A delivery to record with its event.
+#[derive(Debug, Clone)]
+pub struct NewDelivery {
+    /// What is known of it.
+    pub delivery: PendingDelivery,
+    /// The body it POSTs.
+    pub payload: Bytes,
+}
+
+/// A delivery read back from the outbox.
+#[derive(Debug, Clone)]
+pub struct OutboxRow {
+    /// Where it sits.
+    pub key: OutboxKey,
+    /// What is known of it.
+    pub delivery: PendingDelivery,
+    /// The body it POSTs.
+    pub payload: Bytes,
+}
+
+/// Encodes a row's value.
+pub(crate) fn encode_row(delivery: &PendingDelivery, payload: &[u8]) -> StoreResult<Vec<u8>> {
+    let meta = encode(delivery)?;
+    let len = u32::try_from(meta.len()).map_err(|_| corrupt("delivery record too large"))?;
+    let mut out = Vec::with_capacity(4 + meta.len() + payload.len());
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(&meta);
+    out.extend_from_slice(payload);
+    Ok(out)
+}
+
+/// Decodes a row's value.
+fn decode_row(bytes: &[u8]) -> StoreResult<(PendingDelivery, Bytes)> {
+    let (len, rest) = bytes
+        .split_first_chunk::<4>()
+        .ok_or_else(|| corrupt("outbox row too short"))?;
+    let len = u32::from_le_bytes(*len) as usize;
+    if rest.len() < len {
+        return Err(corrupt("outbox row shorter than its header says"));
+    }
+    let (meta, payload) = rest.split_at(len);
+    Ok((decode(meta)?, Bytes::copy_from_slice(payload)))
+}
+
+fn corrupt(what: &str) -> StoreError {
+    StoreError::Corrupt(serde_json::Error::io(std::io::Error::other(
+        what.to_owned(),
+    )))
+}
+
+/// Adds `by` (possibly negative) to a URL's depth.
+fn add_depth(tx: &WriteTransaction, url: &str, by: i64) -> StoreResult<u64> {
+    let mut t = tx.open_table(WEBHOOK_OUTBOX_DEPTH)?;
+    let now = t.get(url)?.map(|v| v.value()).unwrap_or(0);
+    let next = now.saturating_add_signed(by);
+    if next == 0 {
+        t.remove(url)?;
+    } else {
+        t.insert(url, next)?;
+    }
+    Ok(next)
+}
+
+/// Records the deliveries of the event `seq` inside `tx`; a URL past
+/// `backlog_limit` has its oldest deliveries moved to the dead-letter queue
+/// (each session's queue bounded by `dlq_capacity`). Returns the keys moved.
+pub(crate) fn add_deliveries(
+    tx: &WriteTransaction,
+    seq: u64,
+    rows: &[(String, String, Vec<u8>)],
+    backlog_limit: usize,
+    dlq_capacity: usize,
+) -> StoreResult<Vec<OutboxKey>> {
+    let mut evicted = Vec::new();
+    for (url, delivery_id, value) in rows {
+        tx.open_table(WEBHOOK_OUTBOX)?
+            .insert((url.as_str(), seq, delivery_id.as_str()), value.as_slice())?;
+        let depth = add_depth(tx, url, 1)?;
+        let over = depth.saturating_sub(backlog_limit.max(1) as u64);
+        if over > 0 {
+            evicted.extend(evict_oldest(tx, url, over, backlog_limit, dlq_capacity)?);
+        }
+    }
+    Ok(evicted)
+}
+
+/// Moves a URL's `n` oldest deliveries to the dead-letter queue.
+fn evict_oldest(
+    tx: &WriteTransaction,
+    url: &str,
+    n: u64,
+    limit: usize,
+    dlq_capacity: usize,
+) -> StoreResult<Vec<OutboxKey>> {
+    let mut taken = Vec::new();
+    {
+        let mut t = tx.open_table(WEBHOOK_OUTBOX)?;
+        let keys: Vec<(u64, String)> = t
+            .range((url, 0u64, "")..=(url, u64::MAX, "\u{10FFFF}"))?
+            .take(usize::try_from(n).unwrap_or(usize::MAX))
+            .map(|row| row.map(|(k, _)| (k.value().1, k.value().2.to_owned())))
+            .collect::<Result<_, _>>()?;
+        for (seq, id) in keys {
+            if let Some(v) = t.remove((url, seq, id.as_str()))? {
+                taken.push((
+                    OutboxKey {
+                        url: url.to_owned(),
+                        seq,
+                        delivery_id: id,
+                    },
+                    v.value().to_vec(),
+                ));
+            }
+        }
+    }
+    add_depth(tx, url, -(taken.len() as i64))?;
+    let mut keys = Vec::with_capacity(taken.len());
+    for (key, value) in taken {
+        let (d, payload) = decode_row(&value)?;
+        let entry = dead_letter_entry(
+            d,
+            &payload,
+            format!("backlog_full: more than {limit} deliveries were pending for this URL"),
+            DlqReason::BacklogFull,
+        );
+        push_dlq_in(tx, &entry, dlq_capacity)?;
+        keys.push(key);
+    }
+    Ok(keys)
+}
+
+/// The dead-letter entry of a delivery.
+pub fn dead_letter_entry(
+    d: PendingDelivery,
+    payload: &[u8],
+    last_error: String,
+    reason: DlqReason,
+) -> DlqEntry {
+    DlqEntry {
+        id: uuid::Uuid::new_v4().to_string(),
+        session_id: d.session_id,
+        webhook_id: d.webhook_id,
+        webhook_url: d.url,
+        event: d.event,
+        payload: String::from_utf8_lossy(payload).into_owned(),
+        last_error,
+        attempts: d.attempts,
+        failed_at: crate::domain::time::unix_now(),
+        secret: d.secret,
+        delivery_id: d.delivery_id,
+        reason,
+        signature_scheme: d.signature_scheme,
+    }
+}
+
+/// Removes one row, if it is there; returns its value.
+fn take_row(tx: &WriteTransaction, key: &OutboxKey) -> StoreResult<Option<Vec<u8>>> {
+    let removed = tx
+        .open_table(WEBHOOK_OUTBOX)?
+        .remove((key.url.as_str(), key.seq, key.delivery_id.as_str()))?
+        .map(|v| v.value().to_vec());
+    if removed.is_some() {
+        add_depth(tx, &key.url, -1)?;
+    }
+    Ok(removed)
+}
+
+impl Store {
+    /// Every delivery in the outbox, each URL's in event order.
+    pub fn outbox_all(&self) -> StoreResult<Vec<OutboxRow>> {
+        self.read(|tx| {
+            let t = tx.open_table(WEBHOOK_OUTBOX)?;
+            let mut out = Vec::new();
+            for row in t.iter()? {
+                let (k, v) = row?;
+                let (url, seq, id) = k.value();
+                let (delivery, payload) = decode_row(v.value())?;
+                out.push(OutboxRow {
+                    key: OutboxKey {
+                        url: url.to_owned(),
+                        seq,
+                        delivery_id: id.to_owned(),
+                    },
+                    delivery,
+                    payload,
+                });
+            }
+            Ok(out)
+        })
+    }
+
+    /// How many deliveries each URL has pending.
+    pub fn outbox_depths(&self) -> StoreResult<Vec<(String, u64)>> {
+        self.read(|tx| {
+            let t = tx.open_table(WEBHOOK_OUTBOX_DEPTH)?;
+            let mut out = Vec::new();
+            for row in t.iter()? {
+                let (k, v) = row?;
+                out.push((k.value().to_owned(), v.value()));
+            }
+            Ok(out)
+        })
+    }
+
+    /// Removes delivered rows (those already gone are skipped), in one
+    /// group commit.
+    pub async fn outbox_remove(&self, keys: Vec<OutboxKey>) -> StoreResult<()> {
+        self.write_grouped(move |tx| {
+            for key in &keys {
+                take_row(tx, key)?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// Records a failed attempt of a delivery that will be tried again;
+    /// `false` when the row is gone (delivered, evicted or its session deleted).
+    pub async fn outbox_reschedule(
+        &self,
+        key: OutboxKey,
+        attempts: u32,
+        next_attempt_at: i64,
+        last_error: String,
+    ) -> StoreResult<bool> {
+        self.write_grouped(move |tx| {
+            let mut t = tx.open_table(WEBHOOK_OUTBOX)?;
+            let k = (key.url.as_str(), key.seq, key.delivery_id.as_str());
+            let Some(value) = t.get(k)?.map(|v| v.value().to_vec()) else {
+                return Ok(false);
+            };
+            let (mut d, payload) = decode_row(&value)?;
+            d.attempts = attempts;
+            d.next_attempt_at = next_attempt_at;
+            d.last_error = Some(last_error.clone());
+            t.insert(k, encode_row(&d, &payload)?.as_slice())?;
+            Ok(true)
+        })
+        .await
+    }
+
+    /// Moves a delivery from the outbox to its session's dead-letter queue
+    /// in one transaction; `false` (and nothing written) when the row is gone.
+    pub async fn outbox_dead_letter(
+        &self,
+        key: OutboxKey,
+        attempts: u32,
+        last_error: String,
+        dlq_capacity: usize,
+    ) -> StoreResult<bool> {
+        self.write_grouped(move |tx| {
+            let Some(value) = take_row(tx, &key)? else {
+                return Ok(false);
+            };
+            let (mut d, payload) = decode_row(&value)?;
+            d.attempts = attempts;
+            let entry = dead_letter_entry(d, &payload, last_error.clone(), DlqReason::Failed);
+            push_dlq_in(tx, &entry, dlq_capacity)?;
+            Ok(true)
+        })
+        .await
+    }
+
+    /// Drops every pending delivery of a deleted webhook; returns how many.
+    pub fn outbox_forget_webhook(&self, url: &str, webhook_id: &str) -> StoreResult<usize> {
+        self.write(|tx| {
+            let mut gone = 0i64;
+            tx.open_table(WEBHOOK_OUTBOX)?.retain_in(
+                (url, 0u64, "")..=(url, u64::MAX, "\u{10FFFF}"),
+                |_, v| {
+                    let mine = decode_row(v).is_ok_and(|(d, _)| {
+                        !d.replayed && d.webhook_id.as_deref() == Some(webhook_id)
+                    });
+                    gone += i64::from(mine);
+                    !mine
+                },
+            )?;
+            add_depth(tx, url, -gone)?;
+            Ok(gone as usize)
+        })
+    }
+
+    /// Takes a dead-letter entry and records its re-delivery under `seq`,
+    /// in one transaction; `None` when there is no such entry.
+    pub fn replay_dlq_into_outbox(
+        &self,
+        session_id: &str,
+        entry_id: &str,
+        seq: u64,
+        delivery: impl FnOnce(&DlqEntry) -> PendingDelivery,
+    ) -> StoreResult<Option<OutboxRow>> {
+        self.write(|tx| {
+            let Some(entry) = super::webhooks::take_dlq_in(tx, session_id, entry_id)? else {
+                return Ok(None);
+            };
+            let d = delivery(&entry);
+            let payload = Bytes::from(entry.payload.into_bytes());
+            let key = OutboxKey {
+                url: d.url.clone(),
+                seq,
+                delivery_id: d.delivery_id.clone(),
+            };
+            tx.open_table(WEBHOOK_OUTBOX)?.insert(
+                (key.url.as_str(), seq, key.delivery_id.as_str()),
+                encode_row(&d, &payload)?.as_slice(),
+            )?;
+            add_depth(tx, &key.url, 1)?;
+            Ok(Some(OutboxRow {
+                key,
+                delivery: d,
+                payload,
+            }))
+        })
+    }
+}
+
+/// Removes every pending delivery of a deleted session.
+pub(crate) fn delete_session_outbox(tx: &WriteTransaction, session_id: &str) -> StoreResult<()> {
+    let mut gone: std::collections::HashMap<String, i64> = Default::default();
+    tx.open_table(WEBHOOK_OUTBOX)?.retain(|k, v| {
+        let mine = decode_row(v).is_ok_and(|(d, _)| d.session_id == session_id);
+        if mine {
+            *gone.entry(k.0.to_owned()).or_default() += 1;
+        }
+        !mine
+    })?;
+    for (url, n) in gone {
+        add_depth(tx, &url, -n)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "outbox_tests.rs"]
+mod tests;

@@ -1,0 +1,157 @@
+use std::sync::mpsc;
+
+use bytes::Bytes;
+
+use crate::domain::webhook::{DlqReason, PendingDelivery};
+use crate::{EventWrite, NewDelivery, OutboxKey, Store, StoreResult};
+
+fn delivery(id: &str, session: &str, url: &str) -> NewDelivery {
+    NewDelivery {
+        delivery: PendingDelivery {
+            delivery_id: id.into(),
+            session_id: session.into(),
+            webhook_id: Some("w".into()),
+            url: url.into(),
+            secret: Some("k".into()),
+            signature_scheme: Default::default(),
+            event: "message".into(),
+            attempts: 0,
+            next_attempt_at: 0,
+            last_error: None,
+            created_at: 1,
+            probe: false,
+            replayed: false,
+        },
+        payload: Bytes::from(format!("{{\"id\":\"{id}\"}}")),
+    }
+}
+
+/// Records one event with `deliveries`, waiting for its commit.
+fn record(store: &Store, seq: u64, deliveries: Vec<NewDelivery>, limit: usize) -> Vec<OutboxKey> {
+    let (tx, rx) = mpsc::channel::<StoreResult<Vec<OutboxKey>>>();
+    store.record_event(
+        EventWrite {
+            seq,
+            deliveries,
+            backlog_limit: limit,
+            dlq_capacity: 100,
+            ..Default::default()
+        },
+        move |_, r| tx.send(r).unwrap(),
+    );
+    rx.recv().unwrap().unwrap()
+}
+
+fn ids(store: &Store) -> Vec<String> {
+    store
+        .outbox_all()
+        .unwrap()
+        .into_iter()
+        .map(|e| e.key.delivery_id)
+        .collect()
+}
+
+#[tokio::test]
+async fn deliveries_read_back_in_event_order_and_leave_when_delivered_or_dead_lettered() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    record(&store, 2, vec![delivery("b", "s", "http://a")], 10);
+    record(&store, 1, vec![delivery("a", "s", "http://a")], 10);
+    record(&store, 3, vec![delivery("c", "s", "http://a")], 10);
+    assert_eq!(ids(&store), ["a", "b", "c"]);
+    let all = store.outbox_all().unwrap();
+    assert_eq!(all[0].payload, Bytes::from("{\"id\":\"a\"}"));
+
+    let b = all[1].key.clone();
+    assert!(
+        store
+            .outbox_reschedule(b.clone(), 1, 99, "HTTP 500".into())
+            .await
+            .unwrap()
+    );
+    let again = store.outbox_all().unwrap();
+    assert_eq!(again[1].delivery.attempts, 1);
+    assert_eq!(again[1].delivery.next_attempt_at, 99);
+    assert_eq!(again[1].delivery.last_error.as_deref(), Some("HTTP 500"));
+
+    store.outbox_remove(vec![all[0].key.clone()]).await.unwrap();
+    assert!(
+        store
+            .outbox_dead_letter(b.clone(), 3, "HTTP 500".into(), 100)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .outbox_dead_letter(b, 3, "HTTP 500".into(), 100)
+            .await
+            .unwrap(),
+        "a row already gone is not dead-lettered twice"
+    );
+    assert_eq!(ids(&store), ["c"]);
+    let dlq = store.list_dlq("s").unwrap();
+    assert_eq!(dlq.len(), 1);
+    assert_eq!(dlq[0].delivery_id, "b");
+    assert_eq!(dlq[0].attempts, 3);
+    assert_eq!(dlq[0].reason, DlqReason::Failed);
+    assert_eq!(store.outbox_depths().unwrap(), [("http://a".to_owned(), 1)]);
+}
+
+#[test]
+fn a_url_past_its_backlog_limit_moves_its_oldest_deliveries_to_the_dlq() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    for (seq, id) in ["a", "b", "c"].into_iter().enumerate() {
+        let evicted = record(
+            &store,
+            seq as u64 + 1,
+            vec![delivery(id, "s", "http://a")],
+            2,
+        );
+        assert_eq!(evicted.is_empty(), seq < 2);
+    }
+    record(&store, 4, vec![delivery("x", "s", "http://other")], 2);
+    assert_eq!(ids(&store), ["b", "c", "x"]);
+    let dlq = store.list_dlq("s").unwrap();
+    assert_eq!(dlq.len(), 1);
+    assert_eq!(dlq[0].delivery_id, "a");
+    assert_eq!(dlq[0].reason, DlqReason::BacklogFull);
+    assert!(
+        dlq[0].last_error.starts_with("backlog_full"),
+        "{}",
+        dlq[0].last_error
+    );
+    let mut depths = store.outbox_depths().unwrap();
+    depths.sort();
+    assert_eq!(
+        depths,
+        [("http://a".to_owned(), 2), ("http://other".to_owned(), 1)]
+    );
+}
+
+#[test]
+fn deleting_a_session_or_a_webhook_drops_its_pending_deliveries() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let session =
+        |id: &str| crate::domain::session::SessionRecord::new(id.into(), None, "sim".into(), None);
+    assert!(store.insert_session(&session("s")).unwrap());
+    assert!(store.insert_session(&session("t")).unwrap());
+    record(
+        &store,
+        1,
+        vec![
+            delivery("a", "s", "http://a"),
+            delivery("b", "t", "http://a"),
+        ],
+        10,
+    );
+    let mut other = delivery("c", "t", "http://b");
+    other.delivery.webhook_id = Some("gone".into());
+    record(&store, 2, vec![other], 10);
+    assert!(store.delete_session("s").unwrap());
+    assert_eq!(ids(&store), ["b", "c"]);
+    assert_eq!(store.outbox_forget_webhook("http://b", "gone").unwrap(), 1);
+    assert_eq!(ids(&store), ["b"]);
+    assert_eq!(store.outbox_depths().unwrap(), [("http://a".to_owned(), 1)]);
+}
