@@ -51,6 +51,7 @@ mod stream;
 mod stream_resume;
 mod webhook_delivery;
 mod webhook_dlq;
+mod webhook_outbox;
 mod webhook_signature;
 mod webhook_standard;
 mod webhook_suspension;

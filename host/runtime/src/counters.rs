@@ -83,7 +83,8 @@ pub struct WebhookCounters {
     /// Retries scheduled after a failed attempt.
     pub retries: Counter,
     /// Deliveries moved to the dead-letter queue because their URL's
-    /// backlog was full (also counted as dead-lettered).
+    /// backlog was full (an outcome of its own, not counted as
+    /// `dead_lettered`, which is for failed attempts).
     pub backlog_full: Counter,
     /// Deliveries found pending in the outbox at start and resumed.
     pub resumed: Counter,
