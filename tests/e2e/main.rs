@@ -49,6 +49,7 @@ mod sessions;
 mod sim_events;
 mod stream;
 mod stream_resume;
+mod webhook_crash;
 mod webhook_delivery;
 mod webhook_dlq;
 mod webhook_outbox;

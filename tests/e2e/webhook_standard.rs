@@ -531,3 +531,105 @@ async fn a_switchboard_webhook_gets_the_v2_headers_and_none_of_the_standard_ones
         assert_eq!(got.header(absent), None, "{absent}: {:?}", got.headers);
     }
 }
+
+/// The data's `message_id` of a recorded delivery.
+fn message_id_of(result: &Value) -> String {
+    let envelope: Value = serde_json::from_slice(&body_of(result)).expect("the body is JSON");
+    envelope["data"]["message_id"]
+        .as_str()
+        .expect("a message event")
+        .to_owned()
+}
+
+#[tokio::test]
+async fn standard_deliveries_owed_at_a_sigkill_verify_with_the_package_after_the_restart() {
+    let dir = tempfile::tempdir().expect("a data directory");
+    let start = || {
+        let mut cmd = Command::new(crate::BINARY);
+        cmd.env_clear()
+            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(dir.path())
+            .envs([
+                ("API_TOKEN", switchboard_tests::TOKEN),
+                ("SWITCHBOARD_NETWORK", "sim"),
+                ("SWITCHBOARD_SIM_PAIR_DELAY_MS", "0"),
+                ("WEBHOOK_ALLOW_PRIVATE", "true"),
+                ("WEBHOOK_RETRY_DELAYS_SECS", "0.3"),
+                ("WEBHOOK_RETRY_MAX_ATTEMPTS", "50"),
+                ("WEBHOOK_SUSPEND_THRESHOLD", "1000000"),
+            ]);
+        switchboard_tests::process::GatewayProcess::start(cmd)
+    };
+    let http = switchboard_tests::http_client();
+    let call = |base: &str, path: &str, body: Value| {
+        http.post(format!("{base}{path}"))
+            .bearer_auth(switchboard_tests::TOKEN)
+            .json(&body)
+            .send()
+    };
+    // The receiver knows no secret yet: it refuses every delivery (400,
+    // retried), so every one is still owed when the gateway is killed.
+    let rx = StandardReceiver::start().await;
+    let gateway = start().await;
+    let base = gateway.base.clone();
+    let created = call(&base, "/api/v1/sessions", json!({ "id": "s" }))
+        .await
+        .unwrap();
+    assert_eq!(created.status().as_u16(), 201);
+    call(&base, "/api/v1/sessions/s/connect", json!({}))
+        .await
+        .unwrap();
+    let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    let body = json!({ "url": rx.url(), "events": ["message"], "signature_scheme": "standard", "secret": secret });
+    let registered = eventually("the session to take a webhook", || async {
+        let r = call(&base, "/api/v1/sessions/s/webhooks", body.clone())
+            .await
+            .ok()?;
+        (r.status().as_u16() == 201).then_some(())
+    });
+    registered.await;
+    let mut owed = Vec::new();
+    for n in 0..20 {
+        let inject = || async {
+            let r = call(
+                &base,
+                "/api/v1/sim/sessions/s/inbound",
+                json!({ "from": "15550001111", "text": format!("owed {n}") }),
+            )
+            .await
+            .ok()?;
+            if r.status().as_u16() != 200 {
+                return None;
+            }
+            let v: Value = r.json().await.ok()?;
+            v["message_id"].as_str().map(str::to_owned)
+        };
+        owed.push(eventually("an injection answered", inject).await);
+    }
+    let refused = rx.wait_for(owed.len()).await;
+    assert!(refused.iter().all(|r| r["ok"] == false));
+    gateway.kill().await;
+
+    rx.set_secret(secret).await;
+    let _restarted = start().await;
+    let results = eventually("every owed delivery verified after the restart", || async {
+        let all = rx.results().await;
+        let verified: Vec<String> = all
+            .iter()
+            .filter(|r| r["ok"] == true)
+            .map(message_id_of)
+            .collect();
+        owed.iter().all(|id| verified.contains(id)).then_some(all)
+    })
+    .await;
+    // Each event went under one webhook-id, before the kill and after it.
+    let mut ids: BTreeMap<String, String> = BTreeMap::new();
+    for r in &results {
+        let id = r["webhook_id"].as_str().expect("a webhook-id").to_owned();
+        let first = ids.entry(message_id_of(r)).or_insert_with(|| id.clone());
+        assert_eq!(*first, id, "a redelivery keeps its webhook-id");
+        if r["ok"] == true {
+            assert_verified(r, &rx.stderr);
+        }
+    }
+}

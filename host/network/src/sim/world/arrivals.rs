@@ -3,11 +3,12 @@
 
 use super::{Link, World, emit};
 use crate::domain::event::EventName;
-use crate::{InboundMessage, NetworkError, NetworkEvent};
+use crate::{InboundMessage, NetworkError, NetworkEvent, StoredReceipt};
 
 impl World {
-    /// Hands a message to a session: now when online, queued for its next
-    /// connect (and flagged offline) otherwise.
+    /// Hands a message to a session: now when online (answered once the
+    /// gateway has stored it), queued for its next connect (and flagged
+    /// offline) otherwise.
     pub(in crate::sim) async fn deliver(
         &self,
         id: &str,
@@ -29,7 +30,28 @@ impl World {
             }
         })??;
         if let Some(events) = live {
-            emit(&events, NetworkEvent::Message(Box::new(message))).await;
+            // As a real server's delivery is acknowledged only once stored,
+            // the injection is answered only once the gateway holds the
+            // message (and every delivery it owes) durably.
+            let (receipt, stored) = StoredReceipt::new();
+            let batch = NetworkEvent::Durable {
+                events: vec![NetworkEvent::Message(Box::new(message))],
+                receipt,
+            };
+            emit(&events, batch).await;
+            match stored.await {
+                Ok(Ok(())) => {}
+                Ok(Err(why)) => {
+                    return Err(NetworkError::Failed(format!(
+                        "the gateway could not store the message: {why}"
+                    )));
+                }
+                Err(_) => {
+                    return Err(NetworkError::Failed(
+                        "the session stopped before the message was stored".into(),
+                    ));
+                }
+            }
         }
         Ok(message_id)
     }
