@@ -23,7 +23,7 @@ use crate::stats::Samples;
 /// The session the pipeline runs on.
 const SESSION: &str = "p1";
 /// Concurrent injectors of the throughput run.
-const INJECTORS: usize = 32;
+const INJECTORS: usize = 128;
 /// Most events injected but not yet delivered in the throughput run: the
 /// gateway's per-URL backlog (`WEBHOOK_BACKLOG_LIMIT`, 10,000 by default)
 /// dead-letters its oldest deliveries past it, so an unbounded burst would

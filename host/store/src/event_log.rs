@@ -10,7 +10,7 @@
 
 use redb::{ReadableTable, WriteTransaction};
 
-use super::outbox::{NewDelivery, OutboxKey, add_deliveries, encode_row};
+use super::outbox::{NewDelivery, OutboxKey, Removals, add_deliveries, encode_row, remove_rows};
 use super::tables::{EVENT_COUNT_KEY, EVENT_LOG, EVENT_PRUNED_KEY, EVENT_SEQ_KEY, META};
 use super::{Store, StoreError, StoreResult, encode};
 use crate::domain::message::MessageRecord;
@@ -200,12 +200,15 @@ impl PreparedEvent {
         } = self;
         rows.seq = seq;
         write.seq = seq;
-        store.write_grouped_then(move |tx| rows.apply(tx), move |r| then(write, r));
+        let removals = store.removals.clone();
+        store.write_grouped_then(move |tx| rows.apply(tx, &removals), move |r| then(write, r));
     }
 }
 
 /// An [`EventWrite`] with everything encoded, ready for the writer.
 struct Prepared {
+    /// Delivered outbox rows this write removes too.
+    removals: Option<Vec<OutboxKey>>,
     seq: u64,
     message: Option<(String, Vec<u8>)>,
     logged: Option<Vec<u8>>,
@@ -239,6 +242,7 @@ fn prepare(w: &EventWrite) -> StoreResult<Prepared> {
         })
         .collect::<StoreResult<_>>()?;
     Ok(Prepared {
+        removals: None,
         seq: w.seq,
         message,
         logged,
@@ -250,15 +254,37 @@ fn prepare(w: &EventWrite) -> StoreResult<Prepared> {
 }
 
 impl Prepared {
-    fn apply(&mut self, tx: &WriteTransaction) -> StoreResult<Vec<OutboxKey>> {
+    /// Writes the event, and the delivered rows waiting for removal (taken
+    /// on the first run; a run again after a failed batch reuses them, and a
+    /// write that fails for good gives them back).
+    fn apply(&mut self, tx: &WriteTransaction, removals: &Removals) -> StoreResult<Vec<OutboxKey>> {
+        if self.removals.is_none() {
+            self.removals = Some(removals.take());
+        }
+        let result = self.apply_event(tx);
+        let taken = self.removals.as_deref().unwrap_or_default();
+        let result = result.and_then(|evicted| remove_rows(tx, taken).map(|()| evicted));
+        if result.is_err() {
+            // This transaction is dropped; if the job runs again (its batch
+            // failed) it takes them from the shared list once more.
+            removals.restore(self.removals.take().unwrap_or_default());
+        }
+        result
+    }
+
+    fn apply_event(&mut self, tx: &WriteTransaction) -> StoreResult<Vec<OutboxKey>> {
         if let Some((session_id, bytes)) = &self.message {
             super::messages::append_in(tx, session_id, bytes)?;
         }
         if self.logged.is_none() && self.deliveries.is_empty() {
             return Ok(Vec::new());
         }
-        if meta(tx, EVENT_SEQ_KEY)? < self.seq {
-            set_meta(tx, EVENT_SEQ_KEY, self.seq)?;
+        {
+            let mut meta = tx.open_table(META)?;
+            let last = meta.get(EVENT_SEQ_KEY)?.map(|v| v.value()).unwrap_or(0);
+            if last < self.seq {
+                meta.insert(EVENT_SEQ_KEY, self.seq)?;
+            }
         }
         if let Some(row) = &self.logged {
             tx.open_table(EVENT_LOG)?.insert(self.seq, row.as_slice())?;

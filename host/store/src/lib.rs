@@ -102,6 +102,9 @@ pub struct Store {
     batch: batch::GroupCommit,
     /// Session records as committed (`session_cache.rs`).
     sessions: Arc<session_cache::SessionCache>,
+    /// Delivered outbox rows waiting to be removed by the next event write
+    /// (`outbox.rs`).
+    removals: outbox::Removals,
 }
 
 impl std::fmt::Debug for Store {
@@ -129,6 +132,7 @@ impl Store {
             timings,
             batch,
             sessions: Default::default(),
+            removals: Default::default(),
         };
         store.init_schema(&path)?;
         Ok(store)

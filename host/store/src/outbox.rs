@@ -9,6 +9,9 @@
 //! bounded: past the limit, its oldest deliveries move to the dead-letter
 //! queue with the reason `backlog_full`, in the same transaction.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
 use bytes::Bytes;
 use redb::{ReadableTable, WriteTransaction};
 
@@ -46,6 +49,55 @@ pub struct OutboxRow {
     pub delivery: PendingDelivery,
     /// The body it POSTs.
     pub payload: Bytes,
+}
+
+/// Delivered rows not yet removed. A success must not cost a commit of its
+/// own (that would halve what the writer commits under load): its removal
+/// rides on the next event's write, and only when no event is written for a
+/// moment does [`Store::flush_outbox_removals`] commit them alone.
+#[derive(Clone, Default)]
+pub(crate) struct Removals(Arc<Mutex<Vec<OutboxKey>>>);
+
+impl Removals {
+    fn push(&self, keys: impl IntoIterator<Item = OutboxKey>) {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(keys);
+    }
+
+    pub(crate) fn take(&self) -> Vec<OutboxKey> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Gives back removals whose write failed, to go with a later one.
+    pub(crate) fn restore(&self, keys: Vec<OutboxKey>) {
+        if !keys.is_empty() {
+            self.push(keys);
+        }
+    }
+}
+
+/// Removes delivered rows inside `tx` (those already gone are skipped).
+pub(crate) fn remove_rows(tx: &WriteTransaction, keys: &[OutboxKey]) -> StoreResult<()> {
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let mut gone: HashMap<&str, i64> = HashMap::new();
+    {
+        let mut t = tx.open_table(WEBHOOK_OUTBOX)?;
+        for key in keys {
+            if t.remove((key.url.as_str(), key.seq, key.delivery_id.as_str()))?
+                .is_some()
+            {
+                *gone.entry(key.url.as_str()).or_default() -= 1;
+            }
+        }
+    }
+    for (url, by) in gone {
+        add_depth(tx, url, by)?;
+    }
+    Ok(())
 }
 
 /// Encodes a row's value.
@@ -232,16 +284,26 @@ impl Store {
         })
     }
 
-    /// Removes delivered rows (those already gone are skipped), in one
-    /// group commit.
-    pub async fn outbox_remove(&self, keys: Vec<OutboxKey>) -> StoreResult<()> {
-        self.write_grouped(move |tx| {
-            for key in &keys {
-                take_row(tx, key)?;
-            }
-            Ok(())
-        })
-        .await
+    /// Marks delivered rows for removal: they go with the next event's
+    /// write, or with [`Store::flush_outbox_removals`]. Until then a crash
+    /// repeats them (same delivery id), which at-least-once allows.
+    pub fn remove_outbox_later(&self, keys: Vec<OutboxKey>) {
+        self.removals.push(keys);
+    }
+
+    /// Commits the removals no event write has taken yet, if any.
+    pub async fn flush_outbox_removals(&self) -> StoreResult<()> {
+        let keys = self.removals.take();
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let removals = self.removals.clone();
+        let kept = keys.clone();
+        let result = self.write_grouped(move |tx| remove_rows(tx, &keys)).await;
+        if result.is_err() {
+            removals.restore(kept);
+        }
+        result
     }
 
     /// Records a failed attempt of a delivery that will be tried again;

@@ -74,7 +74,11 @@ async fn deliveries_read_back_in_event_order_and_leave_when_delivered_or_dead_le
     assert_eq!(again[1].delivery.next_attempt_at, 99);
     assert_eq!(again[1].delivery.last_error.as_deref(), Some("HTTP 500"));
 
-    store.outbox_remove(vec![all[0].key.clone()]).await.unwrap();
+    store.remove_outbox_later(vec![all[0].key.clone()]);
+    // Taken along by the next event's write.
+    record(&store, 9, vec![delivery("z", "s", "http://z")], 10);
+    assert!(!ids(&store).contains(&"a".to_owned()));
+    store.flush_outbox_removals().await.unwrap();
     assert!(
         store
             .outbox_dead_letter(b.clone(), 3, "HTTP 500".into(), 100)
@@ -88,13 +92,27 @@ async fn deliveries_read_back_in_event_order_and_leave_when_delivered_or_dead_le
             .unwrap(),
         "a row already gone is not dead-lettered twice"
     );
-    assert_eq!(ids(&store), ["c"]);
+    assert_eq!(ids(&store), ["c", "z"]);
     let dlq = store.list_dlq("s").unwrap();
     assert_eq!(dlq.len(), 1);
     assert_eq!(dlq[0].delivery_id, "b");
     assert_eq!(dlq[0].attempts, 3);
     assert_eq!(dlq[0].reason, DlqReason::Failed);
-    assert_eq!(store.outbox_depths().unwrap(), [("http://a".to_owned(), 1)]);
+    assert_eq!(
+        store.outbox_depths().unwrap(),
+        [("http://a".to_owned(), 1), ("http://z".to_owned(), 1)]
+    );
+    store.remove_outbox_later(vec![OutboxKey {
+        url: "http://z".into(),
+        seq: 9,
+        delivery_id: "z".into(),
+    }]);
+    store.flush_outbox_removals().await.unwrap();
+    assert_eq!(
+        ids(&store),
+        ["c"],
+        "with no event write, the flush removes them"
+    );
 }
 
 #[test]

@@ -28,8 +28,14 @@ use crate::counters::WebhookCounters;
 use crate::domain::time::unix_now_ms;
 use crate::store::{OutboxKey, Store};
 
-/// Most delivered rows removed in one write.
+/// Most delivered rows handed to the store at a time.
 const REMOVE_BATCH: usize = 1024;
+
+/// How long delivered rows wait for an event write to take their removal
+/// along before they are committed alone: short enough that an idle
+/// gateway's outbox empties at once, long enough that under load no
+/// success costs a commit of its own.
+const REMOVAL_GRACE: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// One event on its way to one URL.
 #[derive(Debug, Clone)]
@@ -578,8 +584,9 @@ impl Dispatcher {
     }
 }
 
-/// Removes delivered rows in batches: whatever has arrived while the last
-/// batch was written goes in the next.
+/// Removes delivered rows: hands them to the store to go with the next
+/// event's write (no commit of their own while events flow), then, after
+/// [`REMOVAL_GRACE`], commits whatever no event write took.
 async fn remove_delivered(
     store: Store,
     mut rx: mpsc::UnboundedReceiver<OutboxKey>,
@@ -599,7 +606,14 @@ async fn remove_delivered(
         {
             keys.push(k);
         }
-        if let Err(e) = store.outbox_remove(keys).await {
+        store.remove_outbox_later(keys);
+        if !cancel.is_cancelled() {
+            tokio::select! {
+                _ = cancel.cancelled() => {}
+                _ = tokio::time::sleep(REMOVAL_GRACE) => {}
+            }
+        }
+        if let Err(e) = store.flush_outbox_removals().await {
             tracing::error!(error = %e, "could not remove delivered webhook deliveries; they repeat after a restart");
         }
     }
