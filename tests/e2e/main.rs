@@ -50,6 +50,7 @@ mod sim_events;
 mod stream;
 mod stream_resume;
 mod webhook_crash;
+mod webhook_crash_support;
 mod webhook_delivery;
 mod webhook_dlq;
 mod webhook_outbox;

@@ -26,46 +26,38 @@
 //! Each storm injects 2,000 messages (500 per session) concurrently; only
 //! injections the gateway answered are owed, so the first storm, cut short
 //! by its kill, owes fewer.
+//!
+//! This file holds the scenario and its checks; the machinery they drive
+//! (the webhook receiver, the gateway process and its API, the storms, the
+//! waits) is in [`crate::webhook_crash_support`].
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::net::SocketAddr;
-use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use axum::Router;
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, Uri};
 use reqwest::Method;
-use serde_json::{Value, json};
-use switchboard_tests::TOKEN;
-use switchboard_tests::process::GatewayProcess;
-use tokio::process::Command;
-use tokio::task::JoinSet;
+use serde_json::Value;
 
-use crate::BINARY;
+use crate::webhook_crash_support::{
+    Api, Behaviour, FIRST, Gateway, Hit, Key, Receiver, SECOND, Storm, THIRD, dlq_entries,
+    owed_keys, round_of, wait_until,
+};
 
 /// The sessions of the storm.
-const SESSIONS: [&str; 4] = ["crash-a", "crash-b", "crash-c", "crash-d"];
+pub(crate) const SESSIONS: [&str; 4] = ["crash-a", "crash-b", "crash-c", "crash-d"];
 /// Messages injected per session and storm: 4 × 500 = 2,000 per storm.
-const STORM_PER_SESSION: usize = 500;
-/// Concurrent injections per session.
-const INJECTORS_PER_SESSION: usize = 6;
-/// How long the slow receiver takes to answer 200.
-const SLOW_ANSWER: Duration = Duration::from_millis(300);
+pub(crate) const STORM_PER_SESSION: usize = 500;
 /// How long before the kill an answered delivery still counts as in flight:
 /// the receiver has answered, but the gateway may not have recorded the
 /// answer yet (read the response, committed "delivered" to its store). See
 /// [`InFlight`].
 const RECORDING_WINDOW: Duration = Duration::from_secs(1);
 /// Settling gives up when neither the receiver nor any DLQ changed for this
-/// long: three times the longest retry pause configured below, so a retry
-/// that is merely waiting is never taken for a loss.
+/// long: three times the longest retry pause configured in [`FIRST`],
+/// [`SECOND`] and [`THIRD`], so a retry that is merely waiting is never taken
+/// for a loss.
 const STALL: Duration = Duration::from_secs(15);
 /// The longest any wait of this test may take.
-const DEADLINE: Duration = Duration::from_secs(120);
+pub(crate) const DEADLINE: Duration = Duration::from_secs(120);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deliveries_survive_a_sigkill_during_first_attempts_waiting_retries_and_dead_lettering() {
@@ -212,6 +204,13 @@ async fn crash(
     stand
 }
 
+/// When a SIGKILL was sent, and when the process was gone.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Kill {
+    pub(crate) at: Instant,
+    pub(crate) dead: Instant,
+}
+
 /// Where a storm stood at its kill.
 #[derive(Debug)]
 struct Stand {
@@ -283,540 +282,7 @@ fn twice(rx: &Receiver, round: usize, b: Behaviour, before: Instant) -> usize {
 }
 
 // ---------------------------------------------------------------------------
-// The receiver: one HTTP server, three behaviours, every delivery recorded.
-
-/// How a URL answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-enum Behaviour {
-    /// 200 at once.
-    Healthy,
-    /// 500 until the test lets it recover, then 200.
-    Flaky,
-    /// 200 after [`SLOW_ANSWER`].
-    Slow,
-}
-
-const BEHAVIOURS: [Behaviour; 3] = [Behaviour::Healthy, Behaviour::Flaky, Behaviour::Slow];
-
-impl Behaviour {
-    fn name(self) -> &'static str {
-        match self {
-            Behaviour::Healthy => "healthy",
-            Behaviour::Flaky => "flaky",
-            Behaviour::Slow => "slow",
-        }
-    }
-
-    fn parse(s: &str) -> Option<Behaviour> {
-        BEHAVIOURS.into_iter().find(|b| b.name() == s)
-    }
-}
-
-/// One event at one URL: (behaviour, session, message id).
-type Key = (Behaviour, String, String);
-
-/// One delivery the receiver got.
-#[derive(Debug, Clone)]
-struct Hit {
-    behaviour: Behaviour,
-    /// The session named by the path.
-    session: String,
-    /// The envelope's `session_id`.
-    envelope_session: String,
-    /// The envelope's `data.message_id`.
-    message_id: String,
-    /// The storm the message belongs to (from its id; 0 if none).
-    round: usize,
-    /// `X-Webhook-Delivery-Id`.
-    delivery_id: String,
-    started: Instant,
-    /// When the receiver answered, and with which status (0: the connection
-    /// went away before the answer).
-    answer: Option<(Instant, u16)>,
-}
-
-impl Hit {
-    fn key(&self) -> Key {
-        (
-            self.behaviour,
-            self.session.clone(),
-            self.message_id.clone(),
-        )
-    }
-
-    fn succeeded(&self) -> bool {
-        matches!(self.answer, Some((_, s)) if (200..300).contains(&s))
-    }
-}
-
-struct Hooks {
-    hits: Mutex<Vec<Hit>>,
-    flaky_recovered: AtomicBool,
-}
-
-impl Hooks {
-    fn hits(&self) -> MutexGuard<'_, Vec<Hit>> {
-        self.hits.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-/// Notes the answer of a hit when its handler ends, or is dropped because
-/// the connection went away.
-struct Answer {
-    hooks: Arc<Hooks>,
-    index: usize,
-    status: u16,
-}
-
-impl Drop for Answer {
-    fn drop(&mut self) {
-        self.hooks.hits()[self.index].answer = Some((Instant::now(), self.status));
-    }
-}
-
-struct Receiver {
-    addr: SocketAddr,
-    hooks: Arc<Hooks>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Receiver {
-    async fn start() -> Receiver {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("the receiver binds");
-        let addr = listener.local_addr().expect("the receiver's address");
-        let hooks = Arc::new(Hooks {
-            hits: Mutex::new(Vec::new()),
-            flaky_recovered: AtomicBool::new(false),
-        });
-        let app = Router::new().fallback(hook).with_state(hooks.clone());
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
-        Receiver { addr, hooks, task }
-    }
-
-    fn url(&self, session: &str, behaviour: Behaviour) -> String {
-        format!("http://{}/{session}/{}", self.addr, behaviour.name())
-    }
-
-    fn flaky_recovers(&self, recovered: bool) {
-        self.hooks
-            .flaky_recovered
-            .store(recovered, Ordering::SeqCst);
-    }
-
-    fn with<T>(&self, f: impl FnOnce(&[Hit]) -> T) -> T {
-        f(&self.hooks.hits())
-    }
-
-    /// How long since the URLs of `b` last answered (or got) a delivery.
-    fn quiet_for(&self, b: Behaviour) -> Duration {
-        self.with(|hits| {
-            let last = hits
-                .iter()
-                .filter(|h| h.behaviour == b)
-                .map(|h| h.answer.map_or(Instant::now(), |(t, _)| t))
-                .max();
-            last.map_or(Duration::MAX, |t| t.elapsed())
-        })
-    }
-
-    /// How many deliveries so far match `pred`.
-    fn count(&self, pred: impl Fn(&Hit) -> bool) -> usize {
-        self.with(|hits| hits.iter().filter(|h| pred(h)).count())
-    }
-
-    /// What `pick` takes from each delivery so far.
-    fn collect<T, C: FromIterator<T>>(&self, pick: impl Fn(&Hit) -> Option<T>) -> C {
-        self.with(|hits| hits.iter().filter_map(pick).collect())
-    }
-}
-
-impl Drop for Receiver {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-async fn hook(
-    State(hooks): State<Arc<Hooks>>,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> StatusCode {
-    let Some((session, behaviour)) = uri
-        .path()
-        .trim_start_matches('/')
-        .split_once('/')
-        .and_then(|(s, b)| Some((s.to_owned(), Behaviour::parse(b)?)))
-    else {
-        return StatusCode::NOT_FOUND;
-    };
-    let envelope: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
-    let message_id = text(&envelope["data"]["message_id"]);
-    let hit = Hit {
-        behaviour,
-        session,
-        envelope_session: text(&envelope["session_id"]),
-        round: round_of(&message_id),
-        message_id,
-        delivery_id: headers
-            .get("x-webhook-delivery-id")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_owned(),
-        started: Instant::now(),
-        answer: None,
-    };
-    let index = {
-        let mut hits = hooks.hits();
-        hits.push(hit);
-        hits.len() - 1
-    };
-    let mut answer = Answer {
-        hooks: hooks.clone(),
-        index,
-        status: 0,
-    };
-    let status = match behaviour {
-        Behaviour::Healthy => StatusCode::OK,
-        Behaviour::Flaky if hooks.flaky_recovered.load(Ordering::SeqCst) => StatusCode::OK,
-        Behaviour::Flaky => StatusCode::INTERNAL_SERVER_ERROR,
-        Behaviour::Slow => {
-            tokio::time::sleep(SLOW_ANSWER).await;
-            StatusCode::OK
-        }
-    };
-    answer.status = status.as_u16();
-    status
-}
-
-// ---------------------------------------------------------------------------
-// The gateway: the real binary on a data directory, and its API.
-
-/// The retry timings of one run of the binary.
-#[derive(Debug, Clone, Copy)]
-struct Timings {
-    retry_delays_secs: &'static str,
-    max_attempts: u32,
-}
-
-/// Run 1: retries soon and many, so nothing dead-letters before the kill.
-const FIRST: Timings = Timings {
-    retry_delays_secs: "1",
-    max_attempts: 10,
-};
-/// Run 2: a long pause, so the kill finds the retries of storm 2 waiting.
-const SECOND: Timings = Timings {
-    retry_delays_secs: "5",
-    max_attempts: 5,
-};
-/// Runs 3 and 4: two attempts at most, so storm 3 at the failing URL
-/// dead-letters; the second attempt comes late enough that storm 3 has
-/// mostly left the healthy URLs more than [`RECORDING_WINDOW`] before it.
-const THIRD: Timings = Timings {
-    retry_delays_secs: "2",
-    max_attempts: 2,
-};
-
-struct Gateway {
-    process: GatewayProcess,
-    api: Api,
-}
-
-impl Gateway {
-    /// Starts the binary on `dir` and waits until it listens.
-    async fn start(dir: &Path, timings: Timings) -> Gateway {
-        let mut cmd = Command::new(BINARY);
-        cmd.env_clear()
-            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
-            .arg(dir)
-            .envs([
-                ("API_TOKEN", TOKEN.to_owned()),
-                ("SWITCHBOARD_LOG", "info".into()),
-                ("SWITCHBOARD_NETWORK", "sim".into()),
-                ("SWITCHBOARD_SIM_PAIR_DELAY_MS", "0".into()),
-                ("SWITCHBOARD_SIM_QR_INTERVAL_MS", "50".into()),
-                ("WEBHOOK_ALLOW_PRIVATE", "true".into()),
-                ("WEBHOOK_TIMEOUT_SECS", "10".into()),
-                (
-                    "WEBHOOK_RETRY_DELAYS_SECS",
-                    timings.retry_delays_secs.into(),
-                ),
-                (
-                    "WEBHOOK_RETRY_MAX_ATTEMPTS",
-                    timings.max_attempts.to_string(),
-                ),
-                // A suspended URL drops events by design (skipped, never
-                // dead-lettered); that is another feature, kept out of the way.
-                ("WEBHOOK_SUSPEND_THRESHOLD", "1000000".into()),
-                // Every dead-letter stays listed, none evicted.
-                ("WEBHOOK_DLQ_CAPACITY", "1000000".into()),
-            ]);
-        let process = GatewayProcess::start(cmd).await;
-        let api = Api {
-            base: process.base.clone(),
-            http: reqwest::Client::new(),
-        };
-        Gateway { process, api }
-    }
-
-    /// Creates a sim session, connects it and waits until it is logged in.
-    async fn pair(&self, session: &str) {
-        self.api
-            .expect(
-                Method::POST,
-                "/api/v1/sessions",
-                Some(json!({ "id": session })),
-                201,
-            )
-            .await;
-        self.api
-            .expect(
-                Method::POST,
-                &format!("/api/v1/sessions/{session}/connect"),
-                None,
-                200,
-            )
-            .await;
-        self.wait_for_login(session).await;
-    }
-
-    /// Registers the three URLs of `session` for `message` events.
-    async fn subscribe(&self, session: &str, rx: &Receiver) {
-        for b in BEHAVIOURS {
-            let body = json!({ "url": rx.url(session, b), "events": ["message"] });
-            self.api
-                .expect(
-                    Method::POST,
-                    &format!("/api/v1/sessions/{session}/webhooks"),
-                    Some(body),
-                    201,
-                )
-                .await;
-        }
-    }
-
-    /// Waits until every session is logged in.
-    async fn wait_logged_in(&self) {
-        for session in SESSIONS {
-            self.wait_for_login(session).await;
-        }
-    }
-
-    async fn wait_for_login(&self, session: &str) {
-        let path = format!("/api/v1/sessions/{session}/status");
-        wait_for(&format!("{session} to be logged in"), || async {
-            self.api.expect(Method::GET, &path, None, 200).await["status"] == "logged_in"
-        })
-        .await;
-    }
-
-    /// Stops any further injection of `storm`, then SIGKILLs the process
-    /// and waits until it is gone.
-    async fn kill(self, storm: &Storm) -> Kill {
-        storm.halted.store(true, Ordering::SeqCst);
-        let at = Instant::now();
-        self.process.kill().await;
-        Kill {
-            at,
-            dead: Instant::now(),
-        }
-    }
-}
-
-/// When a SIGKILL was sent, and when the process was gone.
-#[derive(Debug, Clone, Copy)]
-struct Kill {
-    at: Instant,
-    dead: Instant,
-}
-
-#[derive(Clone)]
-struct Api {
-    base: String,
-    http: reqwest::Client,
-}
-
-impl Api {
-    async fn call(
-        &self,
-        method: Method,
-        path: &str,
-        body: Option<Value>,
-    ) -> Result<(u16, Value), reqwest::Error> {
-        let mut req = self
-            .http
-            .request(method, format!("{}{path}", self.base))
-            .bearer_auth(TOKEN);
-        if let Some(body) = body {
-            req = req.json(&body);
-        }
-        let resp = req.send().await?;
-        let status = resp.status().as_u16();
-        let bytes = resp.bytes().await?;
-        Ok((
-            status,
-            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-        ))
-    }
-
-    /// Panics unless the answer has `status`; returns its body.
-    async fn expect(&self, method: Method, path: &str, body: Option<Value>, status: u16) -> Value {
-        let what = format!("{method} {path}");
-        let (got, body) = self
-            .call(method, path, body)
-            .await
-            .unwrap_or_else(|e| panic!("{what}: {e}"));
-        assert_eq!(got, status, "{what}: {body}");
-        body
-    }
-}
-
-// ---------------------------------------------------------------------------
-// The storm.
-
-fn message_id(round: usize, session: &str, i: usize) -> String {
-    format!("R{round}-{session}-{i:04}")
-}
-
-fn round_of(message_id: &str) -> usize {
-    message_id
-        .strip_prefix('R')
-        .and_then(|rest| rest.split('-').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
-}
-
-/// Concurrent injections of inbound messages into every session.
-struct Storm {
-    /// (session, message id) of every injection answered 200.
-    answered: Arc<Mutex<Vec<(String, String)>>>,
-    /// Injections refused, or failed while the gateway was not being killed.
-    failed: Arc<Mutex<Vec<String>>>,
-    /// Set just before a kill: no new injection starts.
-    halted: Arc<AtomicBool>,
-    tasks: JoinSet<()>,
-}
-
-impl Storm {
-    fn start(api: &Api, round: usize) -> Storm {
-        let answered = Arc::new(Mutex::new(Vec::new()));
-        let failed = Arc::new(Mutex::new(Vec::new()));
-        let halted = Arc::new(AtomicBool::new(false));
-        let mut tasks = JoinSet::new();
-        for session in SESSIONS {
-            let next = Arc::new(AtomicUsize::new(0));
-            for _ in 0..INJECTORS_PER_SESSION {
-                let (api, next) = (api.clone(), next.clone());
-                let (answered, failed, halted) = (answered.clone(), failed.clone(), halted.clone());
-                tasks.spawn(async move {
-                    let path = format!("/api/v1/sim/sessions/{session}/inbound");
-                    while !halted.load(Ordering::SeqCst) {
-                        let i = next.fetch_add(1, Ordering::SeqCst);
-                        if i >= STORM_PER_SESSION {
-                            break;
-                        }
-                        let id = message_id(round, session, i);
-                        let body = json!({
-                            "from": "15550001111",
-                            "text": format!("storm {round}, message {i}"),
-                            "message_id": id,
-                        });
-                        match api.call(Method::POST, &path, Some(body)).await {
-                            Ok((200, answer)) if answer["message_id"] == id.as_str() => {
-                                answered.lock().unwrap().push((session.to_owned(), id));
-                            }
-                            Ok((status, answer)) => {
-                                failed
-                                    .lock()
-                                    .unwrap()
-                                    .push(format!("{id}: {status} {answer}"));
-                            }
-                            // Cut off by the kill: not answered, not owed.
-                            Err(_) if halted.load(Ordering::SeqCst) => break,
-                            Err(e) => failed.lock().unwrap().push(format!("{id}: {e}")),
-                        }
-                    }
-                });
-            }
-        }
-        Storm {
-            answered,
-            failed,
-            halted,
-            tasks,
-        }
-    }
-
-    /// Waits until every injection was made; returns the answered ones.
-    async fn wait(&mut self) -> Vec<(String, String)> {
-        while let Some(done) = self.tasks.join_next().await {
-            done.expect("an injector ends without panicking");
-        }
-        self.answered.lock().unwrap().clone()
-    }
-
-    /// Waits for the injectors to stop; returns the answered injections,
-    /// which are owed to every webhook. Panics if the gateway refused any
-    /// injection while it ran.
-    async fn end(mut self) -> Vec<(String, String)> {
-        let answered = self.wait().await;
-        let failed = self.failed.lock().unwrap();
-        assert!(
-            failed.is_empty(),
-            "{} injection(s) failed while the gateway ran, e.g. {:?}",
-            failed.len(),
-            &failed[..failed.len().min(3)]
-        );
-        answered
-    }
-}
-
-// ---------------------------------------------------------------------------
 // Settling and the checks.
-
-/// The session DLQs, by event and URL.
-async fn dlq_entries(api: &Api) -> HashMap<Key, Vec<Value>> {
-    let mut by_key: HashMap<Key, Vec<Value>> = HashMap::new();
-    for session in SESSIONS {
-        let body = api
-            .expect(
-                Method::GET,
-                &format!("/api/v1/sessions/{session}/webhooks/dlq"),
-                None,
-                200,
-            )
-            .await;
-        for entry in body["entries"].as_array().expect("an entries array") {
-            let url = entry["webhook_url"].as_str().unwrap_or_default();
-            let behaviour = url
-                .rsplit('/')
-                .next()
-                .and_then(Behaviour::parse)
-                .unwrap_or_else(|| panic!("a DLQ entry for an unknown URL: {entry}"));
-            let payload: Value =
-                serde_json::from_str(entry["payload"].as_str().unwrap_or_default())
-                    .unwrap_or_else(|e| panic!("the payload is the envelope ({e}): {entry}"));
-            let message_id = payload["data"]["message_id"].as_str().unwrap_or_default();
-            by_key
-                .entry((behaviour, session.to_owned(), message_id.to_owned()))
-                .or_default()
-                .push(entry.clone());
-        }
-    }
-    by_key
-}
-
-/// Every (URL, event) owed: each answered injection at each behaviour.
-fn owed_keys(owed: &[(String, String)]) -> Vec<Key> {
-    owed.iter()
-        .flat_map(|(s, m)| BEHAVIOURS.map(|b| (b, s.clone(), m.clone())))
-        .collect()
-}
 
 /// The deliveries in flight at a kill, the bound on the repeats it may
 /// cause. A delivery can be repeated after a crash only if the gateway had
@@ -1092,21 +558,4 @@ async fn describe_lost(
         events.len(),
         events.len() - kept,
     )
-}
-
-// ---------------------------------------------------------------------------
-// Waiting.
-
-/// Polls `ready` every 20 ms until it holds, failing after [`DEADLINE`].
-async fn wait_until(what: &str, mut ready: impl FnMut() -> bool) {
-    wait_for(what, || std::future::ready(ready())).await;
-}
-
-/// Polls `ready` every 20 ms until it holds, failing after [`DEADLINE`].
-async fn wait_for<F: std::future::Future<Output = bool>>(what: &str, mut ready: impl FnMut() -> F) {
-    let deadline = Instant::now() + DEADLINE;
-    while !ready().await {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
