@@ -62,7 +62,7 @@ struct StreamQuery {
     /// Resume after this event id (the `id` of the last event received), as
     /// the `Last-Event-ID` header does; for clients that cannot set headers.
     /// The header wins when both are given.
-    #[param(minimum = 0)]
+    #[param(value_type = Option<u64>)]
     last_event_id: Option<String>,
 }
 
