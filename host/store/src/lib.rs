@@ -31,7 +31,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 pub use event_log::{EventLogBounds, EventWrite, LoggedEvent, PreparedEvent};
-pub use outbox::{NewDelivery, OutboxKey, OutboxRow, dead_letter_entry};
+pub use outbox::{NewDelivery, OutboxKey, OutboxRow};
 pub use scheduled::DueEntry;
 pub use sim::{OutboxEntry, SimUser};
 pub use sim_account::{SimAddressEntry, SimTcToken};

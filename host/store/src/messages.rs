@@ -17,16 +17,6 @@ impl Store {
         self.write_grouped(append_job(record)?).await
     }
 
-    /// Queues a message record for the next group commit and returns at
-    /// once; the future resolves when the record is durable. Records queued
-    /// one after another are committed in that order, usually together.
-    pub fn append_message_queued(
-        &self,
-        record: &MessageRecord,
-    ) -> StoreResult<impl Future<Output = StoreResult<()>> + Send + 'static + use<>> {
-        Ok(self.write_grouped_queued(append_job(record)?))
-    }
-
     /// One page of a session's messages, newest first.
     pub fn list_messages(
         &self,

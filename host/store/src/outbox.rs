@@ -212,7 +212,7 @@ fn evict_oldest(
 }
 
 /// The dead-letter entry of a delivery.
-pub fn dead_letter_entry(
+fn dead_letter_entry(
     d: PendingDelivery,
     payload: &[u8],
     last_error: String,
@@ -271,8 +271,10 @@ impl Store {
         })
     }
 
-    /// How many deliveries each URL has pending.
-    pub fn outbox_depths(&self) -> StoreResult<Vec<(String, u64)>> {
+    /// How many deliveries each URL has pending (the depth table the
+    /// backlog limit reads; the gateway's metrics count its lanes).
+    #[cfg(test)]
+    pub(crate) fn outbox_depths(&self) -> StoreResult<Vec<(String, u64)>> {
         self.read(|tx| {
             let t = tx.open_table(WEBHOOK_OUTBOX_DEPTH)?;
             let mut out = Vec::new();

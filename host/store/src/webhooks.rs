@@ -36,11 +36,6 @@ impl Store {
         self.write(|tx| Ok(tx.open_table(WEBHOOKS)?.remove((session_id, id))?.is_some()))
     }
 
-    /// Queues a dead-letter entry and evicts the session's oldest entries beyond `capacity`.
-    pub fn push_dlq(&self, entry: &DlqEntry, capacity: usize) -> StoreResult<()> {
-        self.write(|tx| push_dlq_in(tx, entry, capacity))
-    }
-
     /// How many dead-letter entries every session holds together.
     pub fn count_dlq(&self) -> StoreResult<u64> {
         self.read(|tx| Ok(tx.open_table(WEBHOOK_DLQ)?.len()?))
@@ -57,11 +52,6 @@ impl Store {
             .list_dlq(session_id)?
             .into_iter()
             .find(|e| e.id == entry_id))
-    }
-
-    /// Removes and returns one dead-letter entry by id.
-    pub fn take_dlq(&self, session_id: &str, entry_id: &str) -> StoreResult<Option<DlqEntry>> {
-        self.write(|tx| take_dlq_in(tx, session_id, entry_id))
     }
 }
 
@@ -113,6 +103,7 @@ pub(crate) fn push_dlq_in(
 
 #[cfg(test)]
 mod tests {
+    use super::{push_dlq_in, take_dlq_in};
     use crate::Store;
     use crate::domain::webhook::DlqEntry;
 
@@ -139,7 +130,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         for id in ["a", "b", "c"] {
-            store.push_dlq(&entry(id), 2).unwrap();
+            store.write(|tx| push_dlq_in(tx, &entry(id), 2)).unwrap();
         }
         let ids: Vec<String> = store
             .list_dlq("s")
@@ -154,12 +145,22 @@ mod tests {
     fn taking_an_entry_removes_it_once() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
-        store.push_dlq(&entry("a"), 10).unwrap();
+        store.write(|tx| push_dlq_in(tx, &entry("a"), 10)).unwrap();
         assert_eq!(
-            store.take_dlq("s", "a").unwrap().unwrap().secret.as_deref(),
+            store
+                .write(|tx| take_dlq_in(tx, "s", "a"))
+                .unwrap()
+                .unwrap()
+                .secret
+                .as_deref(),
             Some("k")
         );
-        assert!(store.take_dlq("s", "a").unwrap().is_none());
+        assert!(
+            store
+                .write(|tx| take_dlq_in(tx, "s", "a"))
+                .unwrap()
+                .is_none()
+        );
         assert!(store.list_dlq("s").unwrap().is_empty());
     }
 }
