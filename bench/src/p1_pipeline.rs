@@ -1,7 +1,7 @@
 //! P1, the inbound pipeline: messages injected through the sim's control API
 //! (`POST /sim/sessions/{id}/inbound`) → intake → envelope → plugin filters →
 //! signed webhook deliveries to the benchmark's receiver. Throughput is
-//! measured closed-loop (32 injectors as fast as they are answered, never
+//! measured closed-loop ([`INJECTORS`] injectors as fast as they are answered, never
 //! more than [`WINDOW`] events ahead of the deliveries, until every delivery
 //! has arrived); latency open-loop at half that rate, from the moment an
 //! injection is sent to the moment its delivery arrives.
