@@ -14,7 +14,7 @@ run *ARGS:
 test:
     cargo test --workspace --locked
 
-# Layering, formatting and lints of both workspaces, exactly as CI runs them.
+# Layering, formatting and lints of both workspaces and the plugin template, exactly as CI runs them.
 check:
     python3 .ci/layers.py
     cargo fmt --all -- --check
@@ -22,6 +22,9 @@ check:
     cargo fmt --manifest-path plugins/Cargo.toml --all -- --check
     cargo clippy --manifest-path plugins/Cargo.toml --all-targets --locked -- -D warnings
     cargo clippy --manifest-path plugins/Cargo.toml --target wasm32-wasip2 --locked -- -D warnings
+    cargo fmt --manifest-path examples/plugin-template/Cargo.toml --all -- --check
+    cargo clippy --manifest-path examples/plugin-template/Cargo.toml --target-dir target/plugin-template --all-targets --locked -- -D warnings
+    cargo clippy --manifest-path examples/plugin-template/Cargo.toml --target-dir target/plugin-template --target wasm32-wasip2 --locked -- -D warnings
 
 # Fuzz the HTTP API from its own OpenAPI document with schemathesis (installed into target/fuzz-venv): fails on a 5xx, a schema-valid request refused, or an answer off its schema (`just fuzz --examples 50`).
 fuzz *ARGS:

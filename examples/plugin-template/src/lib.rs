@@ -60,7 +60,13 @@ mod tests {
     fn messages_from_muted_chats_are_dropped() {
         testing::reset();
         testing::set_config(json!({ "muted_chats": ["1@s.whatsapp.net"] }));
-        assert_eq!(MyPlugin::filter(message("1@s.whatsapp.net")), FilterDecision::Drop);
-        assert_eq!(MyPlugin::filter(message("2@s.whatsapp.net")), FilterDecision::Keep);
+        assert_eq!(
+            MyPlugin::filter(message("1@s.whatsapp.net")),
+            FilterDecision::Drop
+        );
+        assert_eq!(
+            MyPlugin::filter(message("2@s.whatsapp.net")),
+            FilterDecision::Keep
+        );
     }
 }
