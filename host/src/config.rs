@@ -316,9 +316,15 @@ impl ServeArgs {
             },
             plugins: PluginConfig {
                 call_timeout: Duration::from_millis(self.plugin_timeout_ms),
-                max_memory_bytes: usize::try_from(self.plugin_max_memory_mib << 20)
+                // Multiplied, not shifted: a shift drops the high bits, so a
+                // cap too large to count in bytes would wrap to a tiny one
+                // instead of saturating to "no practical cap".
+                max_memory_bytes: usize::try_from(
+                    self.plugin_max_memory_mib.saturating_mul(1 << 20),
+                )
+                .unwrap_or(usize::MAX),
+                kv_cap_bytes: usize::try_from(self.plugin_kv_cap_kib.saturating_mul(1 << 10))
                     .unwrap_or(usize::MAX),
-                kv_cap_bytes: usize::try_from(self.plugin_kv_cap_kib << 10).unwrap_or(usize::MAX),
                 quarantine_after: self.plugin_quarantine_after,
                 dir: self.plugin_dir.clone(),
                 dir_poll: Duration::from_millis(self.plugin_dir_poll_ms),
@@ -334,3 +340,7 @@ impl ServeArgs {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "config_tests.rs"]
+mod tests;
