@@ -55,6 +55,7 @@ mod webhook_delivery;
 mod webhook_dlq;
 mod webhook_outbox;
 mod webhook_signature;
+mod webhook_ssrf;
 mod webhook_standard;
 mod webhook_suspension;
 mod webhooks;

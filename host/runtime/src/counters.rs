@@ -74,8 +74,12 @@ pub struct WebhookCounters {
     family: Family<Outcome, Counter>,
     /// Attempts the receiver answered with a 2xx.
     pub delivered: Counter,
-    /// Attempts that failed (an error status, a timeout, a refused URL).
+    /// Attempts that failed (an error status, a timeout, a connection
+    /// error); blocked attempts are counted apart.
     pub failed: Counter,
+    /// Attempts refused before connecting because the URL is, or its host
+    /// resolved at delivery only to, an internal address.
+    pub blocked: Counter,
     /// Deliveries moved to the dead-letter queue.
     pub dead_lettered: Counter,
     /// Events not delivered because their URL was suspended.
@@ -96,6 +100,7 @@ impl Default for WebhookCounters {
         Self {
             delivered: outcome(&family, "delivered"),
             failed: outcome(&family, "failed"),
+            blocked: outcome(&family, "blocked"),
             dead_lettered: outcome(&family, "dead_lettered"),
             skipped: outcome(&family, "skipped"),
             backlog_full: outcome(&family, "backlog_full"),
@@ -175,5 +180,6 @@ mod tests {
         assert!(text.contains("switchboard_webhook_deliveries_total{outcome=\"delivered\"} 1"));
         assert!(text.contains("switchboard_webhook_deliveries_total{outcome=\"dead_lettered\"} 2"));
         assert!(text.contains("switchboard_webhook_deliveries_total{outcome=\"skipped\"} 0"));
+        assert!(text.contains("switchboard_webhook_deliveries_total{outcome=\"blocked\"} 0"));
     }
 }

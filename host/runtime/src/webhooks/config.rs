@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use super::target::StaticHosts;
+
 /// How deliveries are retried, dead-lettered and suspended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WebhookConfig {
@@ -35,6 +37,13 @@ pub struct WebhookConfig {
     pub backlog_limit: usize,
     /// Deliveries in flight at once per URL.
     pub concurrency_per_url: usize,
+    /// Test-only fixed DNS answers (`None`, the system's resolver). No flag
+    /// or environment variable sets it. Registration and delivery look host
+    /// names up here first, beneath the internal-address guard, which still
+    /// checks every address it answers: it lets a test make a public-looking
+    /// name resolve inward after registration, as DNS rebinding would.
+    #[doc(hidden)]
+    pub static_hosts: Option<StaticHosts>,
 }
 
 impl Default for WebhookConfig {
@@ -52,6 +61,7 @@ impl Default for WebhookConfig {
             allow_private: false,
             backlog_limit: 10_000,
             concurrency_per_url: 32,
+            static_hosts: None,
         }
     }
 }

@@ -23,7 +23,7 @@ use super::circuit::{Admit, Circuit, Health, SuspendPolicy, Transition};
 use super::config::WebhookConfig;
 use super::model::PendingDelivery;
 use super::signing::{DELIVERY_ID_HEADER, EVENT_HEADER, signature_headers};
-use super::target::check_destination;
+use super::target::{Blocked, check_literal};
 use crate::counters::WebhookCounters;
 use crate::domain::time::unix_now_ms;
 use crate::store::{OutboxKey, Store};
@@ -117,6 +117,8 @@ pub struct Dispatcher {
 struct Failure {
     message: String,
     retryable: bool,
+    /// Refused before connecting: the destination is an internal address.
+    blocked: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -357,7 +359,11 @@ impl Dispatcher {
                 let _ = self.shared.delivered.send(d.key);
             }
             Err(f) => {
-                self.shared.counters.failed.inc();
+                if f.blocked {
+                    self.shared.counters.blocked.inc();
+                } else {
+                    self.shared.counters.failed.inc();
+                }
                 let policy = self.shared.policy;
                 let t = self
                     .circuits()
@@ -443,13 +449,14 @@ impl Dispatcher {
         let url = reqwest::Url::parse(&d.key.url).map_err(|e| Failure {
             message: format!("invalid URL: {e}"),
             retryable: false,
+            blocked: false,
         })?;
-        check_destination(&url, self.shared.config.allow_private)
-            .await
-            .map_err(|m| Failure {
-                message: format!("refused: the URL {m}"),
-                retryable: true,
-            })?;
+        // A host name is checked by the client's resolver as it connects.
+        check_literal(&url, self.shared.config.allow_private).map_err(|m| Failure {
+            message: format!("refused: the URL {m}"),
+            retryable: true,
+            blocked: true,
+        })?;
         let mut req = self
             .shared
             .client
@@ -481,12 +488,22 @@ impl Dispatcher {
                 Err(Failure {
                     message: format!("HTTP {status}"),
                     retryable,
+                    blocked: false,
                 })
             }
-            Err(e) => Err(Failure {
-                message: transport_error(&e, self.shared.config.timeout),
-                retryable: true,
-            }),
+            Err(e) => match Blocked::find(&e) {
+                // Retried like any failure: the name may resolve outward again.
+                Some(blocked) => Err(Failure {
+                    message: format!("refused: the {blocked}"),
+                    retryable: true,
+                    blocked: true,
+                }),
+                None => Err(Failure {
+                    message: transport_error(&e, self.shared.config.timeout),
+                    retryable: true,
+                    blocked: false,
+                }),
+            },
         }
     }
 

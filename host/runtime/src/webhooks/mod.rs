@@ -104,8 +104,10 @@ impl Webhooks {
             .connect_timeout(config.timeout)
             .pool_max_idle_per_host(config.concurrency_per_url)
             .user_agent(concat!("Switchboard/", env!("CARGO_PKG_VERSION")));
-        if !config.allow_private {
-            builder = builder.dns_resolver(Arc::new(target::PublicOnlyResolver));
+        if let Some(resolver) =
+            target::GuardedResolver::new(config.allow_private, config.static_hosts.clone())
+        {
+            builder = builder.dns_resolver(Arc::new(resolver));
         }
         let client = builder.build()?;
         let mut by_session: HashMap<String, Vec<Webhook>> = HashMap::new();
@@ -179,7 +181,8 @@ impl Webhooks {
     ) -> Result<Webhook, WebhookError> {
         let invalid = |field, message: String| WebhookError::Invalid { field, message };
         let url = target::parse_url(&new.url).map_err(|m| invalid("url", m))?;
-        target::check_destination(&url, self.inner.config.allow_private)
+        let config = &self.inner.config;
+        target::check_destination(&url, config.allow_private, config.static_hosts.as_ref())
             .await
             .map_err(|m| invalid("url", m))?;
         let events = normalize_events(new.events).map_err(|m| invalid("events", m))?;
