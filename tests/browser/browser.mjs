@@ -2,7 +2,7 @@
 // playwright-core, screenshots at laptop and phone widths, and small waits
 // that fail with a message saying what was expected.
 
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -54,6 +54,21 @@ export class Shots {
     await page.waitForTimeout(150);
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: join(this.dir, file), fullPage: true });
+    // What the screen shows, beside its picture: the visible text, then one
+    // line per landmark, heading, button, form field and image (role and
+    // accessible name), so the test can check the content, not just a PNG.
+    const shown = await page.evaluate(() => {
+      const name = (el) => (el.getAttribute('aria-label') || el.getAttribute('alt') || el.textContent || el.getAttribute('name') || '').trim().replace(/\s+/g, ' ');
+      const visible = (el) => el.getClientRects().length > 0;
+      const lines = [];
+      for (const el of document.querySelectorAll('h1, h2, h3, button, a[href], input, select, textarea, img, [role]')) {
+        if (!visible(el)) continue;
+        const role = el.getAttribute('role') || el.tagName.toLowerCase();
+        lines.push(`element ${role}: ${name(el)}`);
+      }
+      return `${document.body.innerText}\n${lines.join('\n')}\n`;
+    });
+    writeFileSync(join(this.dir, file.replace(/\.png$/, '.txt')), shown);
     this.taken.push(file);
     console.log(`screenshot ${file}`);
     return file;

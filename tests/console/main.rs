@@ -7,7 +7,9 @@
 //! saying how to install it) and `playwright-core` (`npm ci` in
 //! `tests/browser`, pinned by its lock file; skipped once installed, so
 //! later runs need no network). Screenshots of every page, at 1280 and
-//! 390 pixels wide, land in `target/console-screenshots/`.
+//! 390 pixels wide, land in `target/console-screenshots/`, each beside the
+//! text and named elements it showed, which the test checks screen by
+//! screen.
 
 mod setup;
 
@@ -70,28 +72,122 @@ async fn an_operator_runs_the_whole_story_in_the_console_in_a_real_browser() {
         artifacts.display()
     );
 
-    for page in [
-        "sign-in-1280",
-        "sign-in-390",
-        "pairing-qr-1280",
-        "sessions-1280",
-        "sessions-390",
-        "webhooks-1280",
-        "webhooks-390",
-        "sim-panel-1280",
-        "live-tail-1280",
-        "live-tail-390",
-        "blast-running-1280",
-        "blasts-1280",
-        "blasts-390",
-        "blast-recipients-1280",
-        "plugins-1280",
-        "plugins-390",
-        "messages-390",
-        "contacts-390",
-    ] {
-        assert_screenshot(&artifacts, page);
+    // Each screen shows what it is for: the story saves the visible text and
+    // the named elements of every screenshot beside it.
+    let signed_out = [
+        "element h1: Sign in to Switchboard",
+        "element input: token",
+        "element button: Sign in",
+    ];
+    let shell = [
+        "element a: Sessions",
+        "element a: Webhooks",
+        "element a: Blasts",
+        "element a: Plugins",
+        "Sign out",
+    ];
+    let hook_url = receiver.url();
+    let screens: Vec<(&str, Vec<&str>)> = vec![
+        ("sign-in-1280", signed_out.to_vec()),
+        ("sign-in-390", signed_out.to_vec()),
+        (
+            "pairing-qr-1280",
+            vec![
+                "element h2: Pair demo with a QR code",
+                "element img: QR code to link demo: scan it with the phone",
+                "element button: Simulate the phone\u{2019}s scan",
+            ],
+        ),
+        (
+            "sessions-1280",
+            vec![
+                "1 session, 1 online",
+                "Demo line",
+                "logged in",
+                "+15550001111",
+            ],
+        ),
+        (
+            "sessions-390",
+            vec!["1 session, 1 online", "logged in", "+15550001111"],
+        ),
+        (
+            "webhooks-1280",
+            vec![
+                "Webhooks and delivery health",
+                hook_url.as_str(),
+                "circuit closed: delivering",
+            ],
+        ),
+        (
+            "webhooks-390",
+            vec!["Webhooks and delivery health", hook_url.as_str()],
+        ),
+        (
+            "sim-panel-1280",
+            vec![
+                "Inject inbound messages",
+                "3 messages injected from 4915112345678.",
+            ],
+        ),
+        (
+            "live-tail-1280",
+            vec![
+                "Live events",
+                "Greta: Is my order ready? (1/3)",
+                "Greta: Is my order ready? (3/3)",
+            ],
+        ),
+        (
+            "live-tail-390",
+            vec!["Live events", "Greta: Is my order ready? (3/3)"],
+        ),
+        (
+            "blast-running-1280",
+            vec![
+                "text blast from demo",
+                "running",
+                "Blast started: 8 recipients",
+            ],
+        ),
+        (
+            "blasts-1280",
+            vec!["text blast from demo", "completed", "8 / 8 sent"],
+        ),
+        ("blasts-390", vec!["completed", "8 / 8 sent"]),
+        (
+            "blast-recipients-1280",
+            vec!["Blast from demo", "completed", "8 / 8"],
+        ),
+        (
+            "plugins-1280",
+            vec!["Loaded plugins", "router 0.1.0", "event_filter", "active"],
+        ),
+        ("plugins-390", vec!["router 0.1.0", "active"]),
+        (
+            "messages-390",
+            vec![
+                "Greta: where is my order?",
+                "Spring sale: 20% off until Sunday!",
+            ],
+        ),
+        ("contacts-390", vec!["1 contact", "+4915112345678", "Greta"]),
+    ];
+    for (page, shows) in &screens {
+        let text = assert_screenshot(&artifacts, page);
+        for wanted in shows.iter().chain(if page.starts_with("sign-in") {
+            &[][..]
+        } else {
+            &shell[..]
+        }) {
+            assert!(
+                text.contains(wanted),
+                "the {page} screen does not show `{wanted}`; it shows:\n{text}"
+            );
+        }
     }
+    let refused = assert_screenshot(&artifacts, "sign-in-refused-1280");
+    assert!(refused.contains("did not accept this token"), "{refused}");
 
     // What the browser did reached the gateway for real.
     let session = server.get("/api/v1/sessions/demo").await.expect(200);
@@ -125,9 +221,10 @@ async fn an_operator_runs_the_whole_story_in_the_console_in_a_real_browser() {
     server.stop().await;
 }
 
-/// Fails unless `<dir>/NN-<page>.png` exists and is a PNG of some size.
+/// Fails unless `<dir>/NN-<page>.png` exists and is a PNG; returns what the
+/// screen showed (`NN-<page>.txt`: its visible text and named elements).
 #[track_caller]
-fn assert_screenshot(dir: &std::path::Path, page: &str) {
+fn assert_screenshot(dir: &std::path::Path, page: &str) -> String {
     let suffix = format!("-{page}.png");
     let found = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("no screenshot directory {} ({e})", dir.display()))
@@ -136,9 +233,11 @@ fn assert_screenshot(dir: &std::path::Path, page: &str) {
     let entry = found.unwrap_or_else(|| panic!("no screenshot `*{suffix}` in {}", dir.display()));
     let bytes = std::fs::read(entry.path()).expect("screenshot readable");
     assert!(
-        bytes.starts_with(b"\x89PNG") && bytes.len() > 5_000,
-        "{} is not a real screenshot ({} bytes)",
-        entry.path().display(),
-        bytes.len()
+        bytes.starts_with(b"\x89PNG"),
+        "{} is not a PNG",
+        entry.path().display()
     );
+    let text = entry.path().with_extension("txt");
+    std::fs::read_to_string(&text)
+        .unwrap_or_else(|e| panic!("no text of the screen {} ({e})", text.display()))
 }

@@ -3,8 +3,6 @@
 //! skipped) produced by sim faults, and a snapshot that rebuilds the address
 //! book before the answer.
 
-use std::time::Duration;
-
 use serde_json::{Value, json};
 use switchboard_tests::{Resp, TestServer};
 
@@ -29,7 +27,7 @@ async fn faults(server: &TestServer, id: &str, faults: Value) {
         .expect(200);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_collection_syncs_on_a_healthy_session() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -45,7 +43,7 @@ async fn every_collection_syncs_on_a_healthy_session() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn faults_make_collections_fatal_or_retryable() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -80,7 +78,7 @@ async fn faults_make_collections_fatal_or_retryable() {
     assert_eq!(body["all_synced"], true, "a later attempt succeeds");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_collection_another_resync_is_fetching_is_skipped() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -90,15 +88,13 @@ async fn a_collection_another_resync_is_fetching_is_skipped() {
         "s",
         json!({ "collections": ["regular", "regular_high"] }),
     );
-    let second = async {
-        tokio::time::sleep(Duration::from_millis(150)).await;
-        resync(
-            &server,
-            "s",
-            json!({ "collections": ["regular", "critical_block"] }),
-        )
-        .await
-    };
+    // Both ask at once; the network's configured 800 ms latency keeps the
+    // first fetch of `regular` open while the other asks for it too.
+    let second = resync(
+        &server,
+        "s",
+        json!({ "collections": ["regular", "critical_block"] }),
+    );
     let (first, second) = tokio::join!(first, second);
     let (first, second) = (first.expect(200), second.expect(200));
     // Whichever claimed `regular` first fetched it; the other left it.
@@ -115,7 +111,7 @@ async fn a_collection_another_resync_is_fetching_is_skipped() {
     assert_eq!(loser["all_synced"], false);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_snapshot_rebuilds_the_address_book_before_answering() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -158,7 +154,7 @@ async fn a_snapshot_rebuilds_the_address_book_before_answering() {
     assert_eq!(body["contacts"][0]["full_name"], "Ann");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_requests_are_400s_naming_the_field() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -187,7 +183,7 @@ async fn bad_requests_are_400s_naming_the_field() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_without_a_live_client_is_a_503_and_an_unknown_one_a_404() {
     let server = TestServer::start().await;
     let body = json!({ "collections": ["regular"] });
@@ -216,7 +212,7 @@ async fn a_session_without_a_live_client_is_a_503_and_an_unknown_one_a_404() {
         .expect_error(404, "session_not_found");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_collections_in_faults_are_refused() {
     let server = TestServer::start().await;
     server.paired_session("s").await;

@@ -13,7 +13,7 @@ async fn get_with(server: &TestServer, auth: Option<&str>) -> switchboard_tests:
     TestServer::read(req.send().await.unwrap()).await
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_without_a_token_is_refused_with_a_bearer_challenge() {
     let server = TestServer::start().await;
     let resp = get_with(&server, None).await;
@@ -21,7 +21,7 @@ async fn a_request_without_a_token_is_refused_with_a_bearer_challenge() {
     resp.expect_error(401, "unauthorized");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wrong_token_or_scheme_is_refused() {
     let server = TestServer::start().await;
     get_with(&server, Some("Bearer not-the-token"))
@@ -38,7 +38,7 @@ async fn a_wrong_token_or_scheme_is_refused() {
         .expect_error(401, "unauthorized");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_right_token_is_accepted_whatever_the_scheme_case() {
     let server = TestServer::start().await;
     let body = get_with(&server, Some(&format!("Bearer {TOKEN}")))
@@ -50,7 +50,7 @@ async fn the_right_token_is_accepted_whatever_the_scheme_case() {
         .expect(200);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn health_routes_answer_without_a_token() {
     let server = TestServer::start().await;
     for path in ["/livez", "/readyz"] {
@@ -66,7 +66,7 @@ async fn health_routes_answer_without_a_token() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_generated_token_is_written_owner_only_and_used() {
     let server = TestServer::start_with(|c| c.api_token = None).await;
     let path = server.data_dir().join("api-token");

@@ -12,7 +12,7 @@ use crate::blasts_support::{
 /// A start far enough ahead that the worker leaves the job alone during a test.
 const LATER: &str = "2999-01-01T00:00:00Z";
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_blast_is_created_pending_with_normalised_recipients_and_default_options() {
     let server = server().await;
     server.paired_session("s").await;
@@ -76,7 +76,7 @@ async fn a_blast_is_created_pending_with_normalised_recipients_and_default_optio
     assert!(rs[0]["updated_at"].as_str().unwrap().ends_with('Z'));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn duplicates_in_the_request_keep_the_first_and_are_recorded_as_skipped_dup() {
     let server = server().await;
     server.paired_session("s").await;
@@ -118,7 +118,7 @@ async fn duplicates_in_the_request_keep_the_first_and_are_recorded_as_skipped_du
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_bad_create_is_refused_and_writes_nothing() {
     let server = TestServer::start_with(|c| c.blasts.max_recipients = 5).await;
     server.paired_session("s").await;
@@ -230,7 +230,7 @@ async fn every_bad_create_is_refused_and_writes_nothing() {
     assert_eq!(server.get("/api/v1/blasts").await.expect(200)["count"], 0);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn send_at_inside_the_body_is_ignored_and_the_job_starts_at_once() {
     let server = server().await;
     server.paired_session("s").await;

@@ -5,7 +5,8 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use switchboard_tests::receiver::{TestReceiver, add_webhook, quiet_period, unix_now};
+use switchboard::domain::time::parse_iso8601;
+use switchboard_tests::receiver::{TestReceiver, add_webhook, unix_now};
 use switchboard_tests::{TestServer, eventually};
 
 use crate::blasts_support::{
@@ -25,7 +26,7 @@ async fn wait_outbox(server: &TestServer, session: &str, n: usize) -> Instant {
     .await
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sends_go_out_once_each_in_request_order_at_least_delay_ms_apart() {
     let server = server().await;
     server.paired_session("s").await;
@@ -60,7 +61,7 @@ async fn sends_go_out_once_each_in_request_order_at_least_delay_ms_apart() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn jitter_only_adds_to_the_delay() {
     let server = server().await;
     server.paired_session("s").await;
@@ -72,7 +73,7 @@ async fn jitter_only_adds_to_the_delay() {
     assert_eq!(job(&server, "s", &id).await["options"]["jitter_ms"], 100);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_job_at_a_time_the_older_job_finishes_before_the_next_starts() {
     let server = server().await;
     server.paired_session("a").await;
@@ -89,25 +90,26 @@ async fn one_job_at_a_time_the_older_job_finishes_before_the_next_starts() {
         text_blast(&phones(4), json!({ "delay_ms": 100 })),
     )
     .await;
-    loop {
+    eventually("the first job to complete", || async {
         // Read the second job before the first: if the first is still unfinished
         // after, it was unfinished when the second was read.
         let b = job(&server, "b", &second).await;
         let a = job(&server, "a", &first).await;
         if a["status"] == "completed" {
-            break;
+            return Some(());
         }
         assert_eq!(
             b["sent_count"], 0,
             "the second job sent while the first ran: {b}"
         );
         assert_eq!(b["status"], "pending");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        None
+    })
+    .await;
     wait_status(&server, "b", &second, "completed").await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_recipient_is_retried_on_later_passes_then_dead_lettered() {
     let server = server().await;
     server.paired_session("s").await;
@@ -161,7 +163,7 @@ async fn a_failing_recipient_is_retried_on_later_passes_then_dead_lettered() {
     assert_eq!(r.len(), 3);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failure_that_clears_is_sent_on_the_next_pass_after_the_others() {
     let server = server().await;
     server.paired_session("s").await;
@@ -192,7 +194,7 @@ async fn a_failure_that_clears_is_sent_on_the_next_pass_after_the_others() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_mid_run_stops_the_worker_and_leaves_the_rest_pending_for_good() {
     let server = server().await;
     server.paired_session("s").await;
@@ -214,15 +216,19 @@ async fn cancel_mid_run_stops_the_worker_and_leaves_the_rest_pending_for_good() 
         .await
         .expect(200);
     assert_eq!(cancelled["status"], "cancelled");
-    // A send already in flight may still land; nothing after it.
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    // The one worker takes the oldest job that can progress, one send at a
+    // time: once a job created after the cancel has completed, a send of the
+    // cancelled job that was in flight has landed, and the cancelled job,
+    // were it still running, would have sent all ten first.
+    server.paired_session("after").await;
+    let after = create(
+        &server,
+        "after",
+        text_blast(&phones(1), json!({ "delay_ms": 0 })),
+    )
+    .await;
+    wait_status(&server, "after", &after, "completed").await;
     let settled = outbox(&server, "s").await.len();
-    tokio::time::sleep(Duration::from_millis(600)).await;
-    assert_eq!(
-        outbox(&server, "s").await.len(),
-        settled,
-        "no send after the cancel settled"
-    );
     assert!(settled < 10, "the cancel stopped the run");
     let j = job(&server, "s", &id).await;
     assert_eq!(j["status"], "cancelled");
@@ -235,7 +241,7 @@ async fn cancel_mid_run_stops_the_worker_and_leaves_the_rest_pending_for_good() 
     assert_eq!(event["data"]["status"], "cancelled", "{event}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn send_at_holds_the_job_pending_until_its_time() {
     let server = server().await;
     server.paired_session("s").await;
@@ -247,15 +253,16 @@ async fn send_at_holds_the_job_pending_until_its_time() {
         text_blast(&phones(2), json!({ "delay_ms": 0, "send_at": send_at })),
     )
     .await;
-    quiet_period().await;
-    let early = job(&server, "s", &id).await;
-    if unix_now() < at {
-        assert_eq!(early["status"], "pending", "{early}");
-        assert_eq!(early["started_at"], Value::Null);
-        assert!(outbox(&server, "s").await.is_empty());
-    }
-    wait_status(&server, "s", &id, "completed").await;
-    for m in outbox(&server, "s").await {
+    // What the gateway recorded shows whether it waited, however slowly
+    // this test got to look: the job started, and each send went out, no
+    // earlier than `send_at`.
+    let done = wait_status(&server, "s", &id, "completed").await;
+    assert_eq!(done["send_at"], send_at.as_str());
+    let started = parse_iso8601(done["started_at"].as_str().unwrap()).unwrap();
+    assert!(started >= at, "started before send_at: {done}");
+    let sent = outbox(&server, "s").await;
+    assert_eq!(sent.len(), 2);
+    for m in sent {
         assert!(
             m["timestamp"].as_i64().unwrap() >= at,
             "sent before send_at: {m}"
@@ -268,7 +275,7 @@ fn time_iso(unix: i64) -> String {
     switchboard::domain::time::iso8601(unix)
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancel_ends_a_long_pause_so_the_next_job_does_not_wait_it_out() {
     let server = server().await;
     server.paired_session("slow").await;

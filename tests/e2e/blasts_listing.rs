@@ -9,7 +9,7 @@ use crate::blasts_support::{create, phones, server, text_blast, wait_status};
 /// A start far enough ahead that the worker leaves the job alone during a test.
 const LATER: &str = "2999-01-01T00:00:00Z";
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn recipients_are_listed_in_order_filtered_by_status_and_paged() {
     let server = server().await;
     server.paired_session("s").await;
@@ -55,7 +55,7 @@ async fn recipients_are_listed_in_order_filtered_by_status_and_paged() {
         .expect_error(404, "blast_not_found");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn blasts_are_listed_per_session_and_fleet_wide_newest_first_with_filters() {
     let server = server().await;
     server.paired_session("a").await;
@@ -131,7 +131,7 @@ async fn blasts_are_listed_per_session_and_fleet_wide_newest_first_with_filters(
     assert_eq!(full["jobs"][0]["total"], 2, "{full}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_and_retry_are_refused_when_the_state_does_not_allow_them() {
     let server = server().await;
     server.paired_session("s").await;
@@ -174,7 +174,7 @@ async fn cancel_and_retry_are_refused_when_the_state_does_not_allow_them() {
         .expect_error(400, "nothing_to_retry");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deleting_a_session_deletes_its_blasts() {
     let server = server().await;
     server.paired_session("gone").await;

@@ -3,7 +3,7 @@
 //! or logged-out session does to its blast.
 
 use serde_json::{Value, json};
-use switchboard_tests::receiver::{TestReceiver, add_webhook, quiet_period};
+use switchboard_tests::receiver::{TestReceiver, add_webhook, wait_until_idle};
 
 use crate::blasts_support::{
     create, jid, job, outbox, outbox_to, phones, recipients, server, text_blast, wait_job,
@@ -14,7 +14,7 @@ fn jids(list: &[String]) -> Vec<String> {
     list.iter().map(|p| jid(p)).collect()
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dedup_across_jobs_skips_recipients_an_earlier_job_sent_to() {
     let server = server().await;
     server.paired_session("s").await;
@@ -45,7 +45,7 @@ async fn dedup_across_jobs_skips_recipients_an_earlier_job_sent_to() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn progress_every_25_sends_and_the_completed_event_reach_a_webhook() {
     let server = server().await;
     server.paired_session("s").await;
@@ -62,8 +62,12 @@ async fn progress_every_25_sends_and_the_completed_event_reach_a_webhook() {
         text_blast(&phones(60), json!({ "delay_ms": 0 })),
     )
     .await;
-    let got = rx.wait_for(3).await;
-    quiet_period().await;
+    // Progress is published before completion: once the completed event has
+    // arrived and nothing is pending, every event of the job is here.
+    rx.wait_for_match("the completed event", |r| r.event() == "blast_completed")
+        .await;
+    wait_until_idle(&server, "s", &rx.url()).await;
+    let got = rx.requests();
     let mut events: Vec<Value> = rx.requests().iter().map(|r| r.json()).collect();
     assert_eq!(events.len(), 3, "{events:?}");
     events.sort_by_key(|e| e["data"]["sent_count"].as_u64());
@@ -95,7 +99,7 @@ async fn progress_every_25_sends_and_the_completed_event_reach_a_webhook() {
     assert_eq!(done["reason"], Value::Null);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_paused_session_holds_its_blast_without_spending_attempts_while_others_go_on() {
     let server = server().await;
     server.paired_session("p").await;
@@ -137,7 +141,7 @@ async fn a_paused_session_holds_its_blast_without_spending_attempts_while_others
     assert_eq!(outbox(&server, "p").await.len(), 6);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_logged_out_session_fails_its_blast_and_leaves_the_rest_failed() {
     let server = server().await;
     server.paired_session("s").await;

@@ -108,7 +108,7 @@ fn row(table: &str, first: &str) -> Vec<String> {
         .unwrap_or_else(|| panic!("no row `{first}` in:\n{table}"))
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_create_list_and_qr_with_flags_and_environment() {
     let server = TestServer::start_with(|c| {
         c.sim.auto_pair = false;
@@ -153,7 +153,7 @@ fn drawn_codes(lines: &[String]) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_qr_watch_follows_rotating_codes_until_the_phone_links() {
     let server = TestServer::start_with(|c| {
         c.sim.auto_pair = false;
@@ -227,14 +227,14 @@ async fn sessions_qr_watch_follows_rotating_codes_until_the_phone_links() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_token_can_come_from_the_gateways_data_directory() {
     let server = TestServer::start_with(|c| c.api_token = None).await;
     let table = cli(&server, Via::DataDir, "sessions list").await.ok();
     assert_eq!(table, "(none)\n");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failures_exit_non_zero_with_the_reason_on_stderr() {
     let server = TestServer::start().await;
     let wrong = cli(&server, Via::Token("wrong"), "sessions list").await;
@@ -270,7 +270,7 @@ async fn failures_exit_non_zero_with_the_reason_on_stderr() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn send_text_reaches_the_sim_outbox() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -293,7 +293,7 @@ async fn send_text_reaches_the_sim_outbox() {
     assert_eq!(out, format!("sent {id} to {to}\n"));
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn webhooks_list_dlq_and_replay_a_dead_lettered_delivery() {
     let server = TestServer::start_with(|c| c.webhooks.max_attempts = 1).await;
     server.paired_session("s").await;
@@ -336,7 +336,7 @@ async fn webhooks_list_dlq_and_replay_a_dead_lettered_delivery() {
     assert_eq!(table, "(none)\n");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn blasts_create_follows_a_recipients_file_to_completion() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -397,7 +397,7 @@ async fn blasts_create_follows_a_recipients_file_to_completion() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plugins_load_list_and_remove_a_compiled_component() {
     let server = TestServer::start().await;
     // A copy under a path without spaces (the command line is split on them).

@@ -7,7 +7,7 @@ use switchboard_tests::TestServer;
 
 use crate::contacts_support::{add_to_book, contact_where, contacts, event, is_sql_datetime};
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_directory_is_empty_right_after_a_fresh_pair() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -18,7 +18,7 @@ async fn the_directory_is_empty_right_after_a_fresh_pair() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_full_app_state_sync_after_pairing_fills_the_directory_from_the_address_book() {
     let server = TestServer::start().await;
     server
@@ -71,7 +71,7 @@ async fn the_full_app_state_sync_after_pairing_fills_the_directory_from_the_addr
     assert_eq!(contacts(&server, "s", "").await["total"], 2);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_address_book_change_while_online_arrives_as_an_incremental_mutation() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -90,7 +90,7 @@ async fn an_address_book_change_while_online_arrives_as_an_incremental_mutation(
     assert_eq!(env["data"]["full_name"], "Ann");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn changes_made_while_offline_arrive_with_the_next_login() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -123,7 +123,7 @@ async fn changes_made_while_offline_arrive_with_the_next_login() {
     assert_eq!(book["count"], 1);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_contact_notification_fills_the_directory_and_keeps_the_lid() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -155,7 +155,7 @@ async fn a_contact_notification_fills_the_directory_and_keeps_the_lid() {
     assert_eq!(c["lid_jid"], "777@lid");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_push_name_update_fills_the_directory() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -172,7 +172,7 @@ async fn a_push_name_update_fills_the_directory() {
     assert_eq!(c["full_name"], Value::Null);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_inbound_message_with_a_phone_and_a_push_name_fills_the_directory() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -201,7 +201,7 @@ async fn an_inbound_message_with_a_phone_and_a_push_name_fills_the_directory() {
     assert_eq!(body["total"], 2, "{body}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn messages_between_sessions_teach_each_other_their_push_names() {
     let server = TestServer::start().await;
     let a = server.paired_session("a").await;

@@ -31,7 +31,7 @@ async fn world() -> (TestServer, String) {
     (server, peer["phone_number"].as_str().unwrap().to_owned())
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn check_tells_which_phones_are_on_the_network() {
     let (server, peer) = world().await;
     let body = server
@@ -51,7 +51,7 @@ async fn check_tells_which_phones_are_on_the_network() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn check_refuses_bad_lists_and_sessions_that_cannot_ask() {
     let (server, _) = world().await;
     for (body, field) in [
@@ -94,7 +94,7 @@ async fn check_refuses_bad_lists_and_sessions_that_cannot_ask() {
         .expect_error(404, "session_not_found");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn contact_info_comes_from_the_network_and_the_saved_name_from_the_address_book() {
     let (server, peer) = world().await;
     let info = |jid: Value| {
@@ -137,7 +137,7 @@ async fn contact_info_comes_from_the_network_and_the_saved_name_from_the_address
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_profile_picture_has_a_url_and_a_stable_id() {
     let (server, peer) = world().await;
     let pic = server
@@ -181,7 +181,7 @@ async fn a_profile_picture_has_a_url_and_a_stable_id() {
         .expect_error(409, "invalid_session_state");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn user_info_lists_the_users_on_the_network_and_leaves_out_the_rest() {
     let (server, peer) = world().await;
     let pic = server

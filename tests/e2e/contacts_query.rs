@@ -7,7 +7,7 @@ use switchboard_tests::{TestServer, eventually};
 
 use crate::contacts_support::{add_to_book, contact_where, contacts, event};
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn q_filters_case_insensitively_over_names_phone_and_business_name() {
     let server = TestServer::start().await;
     server
@@ -67,7 +67,7 @@ async fn q_filters_case_insensitively_over_names_phone_and_business_name() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_page_size_is_clamped_to_1_through_1000_and_offset_pages() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -106,7 +106,7 @@ async fn the_page_size_is_clamped_to_1_through_1000_and_offset_pages() {
         .expect_error(400, "invalid_query");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_directory_is_local_data_read_while_disconnected_and_unknown_sessions_are_404() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -128,7 +128,7 @@ async fn the_directory_is_local_data_read_while_disconnected_and_unknown_session
         .expect_error(404, "session_not_found");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fresh_pair_after_logout_starts_with_an_empty_directory() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -152,7 +152,7 @@ async fn a_fresh_pair_after_logout_starts_with_an_empty_directory() {
     assert_eq!(contacts(&server, "s", "").await["total"], 0);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_directory_survives_a_restart_and_goes_with_a_deleted_session() {
     let mut server = TestServer::start().await;
     server.paired_session("s").await;
@@ -175,7 +175,7 @@ async fn the_directory_survives_a_restart_and_goes_with_a_deleted_session() {
     assert_eq!(book["count"], 0, "the address book went with the session");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_address_book_control_route_checks_its_input() {
     let server = TestServer::start().await;
     server.create_session("s").await;

@@ -5,7 +5,7 @@ use reqwest::Method;
 use serde_json::json;
 use switchboard_tests::{TOKEN, TestServer};
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_json_is_a_400_that_creates_nothing() {
     let server = TestServer::start().await;
     let resp = server
@@ -23,7 +23,7 @@ async fn malformed_json_is_a_400_that_creates_nothing() {
     assert_eq!(server.get("/api/v1/sessions").await.expect(200)["count"], 0);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_field_of_the_wrong_type_is_a_400_naming_the_field() {
     let server = TestServer::start().await;
     let msg = server
@@ -49,7 +49,7 @@ async fn a_field_of_the_wrong_type_is_a_400_naming_the_field() {
     assert_eq!(server.get("/api/v1/sessions").await.expect(200)["count"], 0);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_session_is_a_404_on_every_session_route() {
     let server = TestServer::start().await;
     for (method, path) in [
@@ -80,7 +80,7 @@ async fn an_unknown_session_is_a_404_on_every_session_route() {
         .expect_error(404, "session_not_found");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_route_is_a_json_404_and_a_wrong_method_a_json_405() {
     let server = TestServer::start().await;
     server
@@ -93,7 +93,7 @@ async fn an_unknown_route_is_a_json_404_and_a_wrong_method_a_json_405() {
         .expect_error(405, "method_not_allowed");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_duplicate_session_id_is_a_409_that_keeps_the_first() {
     let server = TestServer::start().await;
     server
@@ -110,7 +110,7 @@ async fn a_duplicate_session_id_is_a_409_that_keeps_the_first() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sending_on_a_paused_session_is_a_409_and_sends_nothing() {
     let server = TestServer::start().await;
     server.paired_session("p").await;
@@ -134,7 +134,7 @@ async fn sending_on_a_paused_session_is_a_409_and_sends_nothing() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_body_over_the_limit_is_a_413() {
     let server = TestServer::start_with(|c| c.max_body_bytes = 1024).await;
     let big = "x".repeat(4096);
@@ -145,7 +145,7 @@ async fn a_body_over_the_limit_is_a_413() {
     assert_eq!(server.get("/api/v1/sessions").await.expect(200)["count"], 0);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_body_without_a_json_content_type_is_a_415() {
     let server = TestServer::start().await;
     let resp = server

@@ -7,7 +7,7 @@ use switchboard_tests::TestServer;
 
 use crate::group_support::{create, info, jid, path, put, role};
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_member_who_is_not_an_admin_is_refused_admin_operations_until_the_settings_open_them() {
     let server = TestServer::start().await;
     server.paired_session("alice").await;
@@ -74,7 +74,7 @@ async fn a_member_who_is_not_an_admin_is_refused_admin_operations_until_the_sett
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_outside_the_group_cannot_see_it() {
     let server = TestServer::start().await;
     server.paired_session("alice").await;

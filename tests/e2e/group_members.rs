@@ -8,7 +8,7 @@ use switchboard_tests::TestServer;
 
 use crate::group_support::{create, info, jid, path, register_user, role, send, statuses};
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn adding_and_removing_participants_answers_a_status_for_each() {
     let server = TestServer::start().await;
     let alice = server.paired_session("alice").await;
@@ -96,7 +96,7 @@ async fn adding_and_removing_participants_answers_a_status_for_each() {
     .expect_error(404, "session_not_found");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn promote_and_demote_change_roles_all_or_nothing_and_spare_the_creator() {
     let server = TestServer::start().await;
     let alice = server.paired_session("alice").await;
@@ -187,7 +187,7 @@ async fn promote_and_demote_change_roles_all_or_nothing_and_spare_the_creator() 
     .expect_error(400, "invalid_field");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resetting_the_invite_link_makes_the_old_code_stop_working() {
     let server = TestServer::start().await;
     let alice = server.paired_session("alice").await;
@@ -300,7 +300,7 @@ async fn resetting_the_invite_link_makes_the_old_code_stop_working() {
         .expect_error(404, "not_found_on_network");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn leaving_hands_admin_on_and_the_last_member_leaving_deletes_the_group() {
     let server = TestServer::start().await;
     let alice = server.paired_session("alice").await;

@@ -7,7 +7,7 @@ use switchboard_tests::{TestServer, eventually};
 
 use crate::group_support::{create, info, jid, path, put};
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_text_to_a_group_reaches_every_other_member_session_as_a_group_message() {
     let server = TestServer::start().await;
     let alice = server.paired_session("alice").await;
@@ -74,7 +74,7 @@ async fn a_text_to_a_group_reaches_every_other_member_session_as_a_group_message
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_members_can_send_to_a_group() {
     let server = TestServer::start().await;
     server.paired_session("alice").await;
@@ -114,7 +114,7 @@ async fn only_members_can_send_to_a_group() {
     assert_eq!(outbox["count"], 0);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn groups_survive_a_restart_of_the_gateway() {
     let mut server = TestServer::start().await;
     server.paired_session("alice").await;
@@ -176,7 +176,7 @@ async fn groups_survive_a_restart_of_the_gateway() {
     assert_eq!(got["sender"], jid(&bob).as_str());
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn group_operations_need_a_logged_in_unpaused_session() {
     let server = TestServer::start().await;
     server.paired_session("alice").await;

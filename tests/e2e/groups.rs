@@ -7,7 +7,7 @@ use switchboard_tests::TestServer;
 
 use crate::group_support::{create, info, jid, path, put, role};
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn creating_a_group_makes_the_creator_superadmin_and_tells_the_added_session() {
     let server = TestServer::start().await;
     let alice = server.paired_session("alice").await;
@@ -70,7 +70,7 @@ async fn creating_a_group_makes_the_creator_superadmin_and_tells_the_added_sessi
     server.get(&path("bob", id, "")).await.expect(200);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn create_takes_the_settings_and_refuses_bad_bodies_naming_the_field() {
     let server = TestServer::start().await;
     server.paired_session("alice").await;
@@ -151,7 +151,7 @@ async fn create_takes_the_settings_and_refuses_bad_bodies_naming_the_field() {
         .expect_error(409, "invalid_session_state");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn name_description_and_settings_changes_reach_the_member_and_show_in_reads() {
     let server = TestServer::start().await;
     let alice = server.paired_session("alice").await;
@@ -254,7 +254,7 @@ async fn name_description_and_settings_changes_reach_the_member_and_show_in_read
     assert!(ev["data"].get("member_add_mode").is_none(), "{ev}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn change_bodies_are_validated_before_anything_changes() {
     let server = TestServer::start().await;
     server.paired_session("alice").await;

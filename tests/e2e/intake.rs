@@ -21,7 +21,7 @@ fn is_text(text: &str) -> impl Fn(&Value) -> bool + '_ {
     move |e: &Value| e["event"] == "message" && e["data"]["text"] == text
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_delivered_twice_is_stored_and_published_once() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -59,7 +59,7 @@ async fn a_message_delivered_twice_is_stored_and_published_once() {
     assert_eq!(stored_ids[1..], ["DUP2", "DUP1"]);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_same_message_id_in_another_chat_or_another_session_is_not_a_duplicate() {
     let server = TestServer::start().await;
     server.paired_session("a").await;
@@ -103,7 +103,7 @@ async fn the_same_message_id_in_another_chat_or_another_session_is_not_a_duplica
     assert_eq!(server.inbound_messages("b").await.len(), 1);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_location_updates_share_an_id_and_all_get_through_but_a_repeated_update_does_not() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -138,7 +138,7 @@ async fn live_location_updates_share_an_id_and_all_get_through_but_a_repeated_up
     assert_eq!(server.inbound_messages("s").await.len(), 3);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_dedup_memory_is_lost_on_restart() {
     let mut server = TestServer::start().await;
     server.paired_session("s").await;
@@ -154,7 +154,7 @@ async fn the_dedup_memory_is_lost_on_restart() {
     assert_eq!(server.inbound_messages("s").await.len(), 2);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lid_sender_keeps_its_lid_and_its_phone_is_learned_from_a_message_that_carried_it() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -212,7 +212,7 @@ async fn a_lid_sender_keeps_its_lid_and_its_phone_is_learned_from_a_message_that
     assert_eq!(later_record["body"]["from_phone"], "15550007777");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_registered_user_with_that_lid_does_not_give_its_phone_away() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -230,7 +230,7 @@ async fn a_registered_user_with_that_lid_does_not_give_its_phone_away() {
     assert!(env["data"]["from_phone"].is_null());
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_lid_mapping_is_per_session_and_survives_a_restart() {
     let mut server = TestServer::start().await;
     server.paired_session("a").await;
@@ -260,7 +260,7 @@ async fn the_lid_mapping_is_per_session_and_survives_a_restart() {
     assert_eq!(env["data"]["from_phone"], "15550007777");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_push_name_update_with_a_lid_teaches_the_mapping() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -280,7 +280,7 @@ async fn a_push_name_update_with_a_lid_teaches_the_mapping() {
     assert_eq!(env["data"]["from_phone"], "15550007777");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sender_phone_only_goes_with_a_lid_sender_and_must_be_a_phone() {
     let server = TestServer::start().await;
     server.paired_session("s").await;

@@ -21,7 +21,7 @@ fn label(e: &Value) -> String {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_burst_of_messages_and_other_events_reaches_the_stream_in_arrival_order_and_stored() {
     let server = TestServer::start().await;
     server.paired_session("s").await;

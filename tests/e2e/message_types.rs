@@ -44,7 +44,7 @@ fn assert_no_reply_fields(data: &Value) {
     assert!(data["native_flow"].is_null(), "{data}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_text_message_has_its_text_and_null_reply_and_location_fields() {
     let (server, mut stream) = setup().await;
     let data = deliver(
@@ -61,7 +61,7 @@ async fn a_text_message_has_its_text_and_null_reply_and_location_fields() {
     assert_no_reply_fields(&data);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_location_carries_the_location_object_and_a_live_one_its_sequence() {
     let (server, mut stream) = setup().await;
     let location = json!({
@@ -92,7 +92,7 @@ async fn a_location_carries_the_location_object_and_a_live_one_its_sequence() {
     assert_eq!(data["location"]["caption"], "omw");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_interactive_response_arrives_with_parsed_params_and_its_label_as_text() {
     let (server, mut stream) = setup().await;
     let data = deliver(
@@ -120,7 +120,7 @@ async fn an_interactive_response_arrives_with_parsed_params_and_its_label_as_tex
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_interactive_response_without_a_label_has_its_id_as_text_and_a_flow_may_have_no_id() {
     let (server, mut stream) = setup().await;
     let data = deliver(
@@ -148,7 +148,7 @@ async fn an_interactive_response_without_a_label_has_its_id_as_text_and_a_flow_m
     assert!(data["selected_id"].is_null());
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn legacy_button_list_and_template_replies_carry_the_chosen_id_and_label() {
     let (server, mut stream) = setup().await;
     for (kind, id, label) in [
@@ -174,7 +174,7 @@ async fn legacy_button_list_and_template_replies_carry_the_chosen_id_and_label()
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_message_has_no_text() {
     let (server, mut stream) = setup().await;
     let data = deliver(

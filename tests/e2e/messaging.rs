@@ -4,7 +4,7 @@
 use serde_json::json;
 use switchboard_tests::{TestServer, eventually};
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_text_between_two_sim_sessions_arrives_as_inbound_and_sits_in_the_senders_outbox() {
     let server = TestServer::start().await;
     let alice = server.paired_session("alice").await;
@@ -51,7 +51,7 @@ async fn a_text_between_two_sim_sessions_arrives_as_inbound_and_sits_in_the_send
     assert_eq!(bobs["messages"][0]["message_id"], message_id.as_str());
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_injected_inbound_message_is_stored_with_the_message_event_fields() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -85,7 +85,7 @@ async fn an_injected_inbound_message_is_stored_with_the_message_event_fields() {
     assert_eq!(data["is_group"], false);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn messages_sent_to_a_disconnected_session_arrive_on_reconnect() {
     let server = TestServer::start().await;
     let alice = server.paired_session("alice").await;
@@ -128,7 +128,7 @@ async fn messages_sent_to_a_disconnected_session_arrive_on_reconnect() {
     assert_eq!(texts, ["me too", "while you were out"], "newest first");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sending_before_login_is_a_409_that_reaches_no_network() {
     let server = TestServer::start().await;
     server.create_session("idle").await;
@@ -155,7 +155,7 @@ async fn sending_before_login_is_a_409_that_reaches_no_network() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_injected_send_fault_fails_the_send_with_a_502_and_records_nothing() {
     let server = TestServer::start().await;
     server.paired_session("f").await;
@@ -218,7 +218,7 @@ async fn an_injected_send_fault_fails_the_send_with_a_502_and_records_nothing() 
         .expect_error(400, "invalid_field");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_message_history_pages_newest_first_with_a_clamped_limit() {
     let server = TestServer::start().await;
     server.paired_session("h").await;
@@ -259,7 +259,7 @@ async fn the_message_history_pages_newest_first_with_a_clamped_limit() {
         .expect_error(400, "invalid_query");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn inbound_injection_validates_its_body() {
     let server = TestServer::start().await;
     server.paired_session("v").await;

@@ -148,7 +148,7 @@ async fn scrape(server: &TestServer) -> Exposition {
     Exposition::parse(&resp.text().await.unwrap())
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_on_the_main_listener_need_the_token() {
     let server = TestServer::start().await;
     let resp = server
@@ -175,7 +175,7 @@ async fn metrics_on_the_main_listener_need_the_token() {
     assert_eq!(m.value("switchboard_http_requests_total", &refused), 1.0);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_separate_metrics_listener_serves_them_without_a_token_and_nothing_else() {
     let dir = tempfile::tempdir().unwrap();
     let mut config = Config::new(dir.path());
@@ -222,7 +222,7 @@ async fn a_separate_metrics_listener_serves_them_without_a_token_and_nothing_els
     running.shutdown().await.expect("clean shutdown");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_text_send_is_counted_by_route_template_and_status_and_timed() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -276,7 +276,7 @@ async fn a_text_send_is_counted_by_route_template_and_status_and_timed() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_webhook_delivery_is_counted_as_failed_retried_and_dead_lettered() {
     let server = TestServer::start_with(|c| {
         c.webhooks.max_attempts = 2;
@@ -307,7 +307,7 @@ async fn a_failed_webhook_delivery_is_counted_as_failed_retried_and_dead_lettere
     assert!(moved("switchboard_events_received_total", &[]) >= 1.0);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_trapping_plugin_moves_its_trap_and_call_counters() {
     let server = TestServer::start().await;
     server.paired_session("s").await;

@@ -29,7 +29,7 @@ fn is_uuid(s: &str) -> bool {
     switchboard_tests::receiver::is_uuid(s)
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_answer_carries_a_fresh_request_id() {
     let dir = tempfile::tempdir().unwrap();
     let mut config = Config::new(dir.path());
@@ -84,7 +84,7 @@ async fn every_answer_carries_a_fresh_request_id() {
     running.shutdown().await.unwrap();
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sensible_caller_request_id_is_echoed_and_an_odd_one_replaced() {
     let server = TestServer::start().await;
     let with_id = |id: String| {
@@ -104,7 +104,7 @@ async fn a_sensible_caller_request_id_is_echoed_and_an_odd_one_replaced() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn livez_and_readyz_answer_without_a_token_while_all_is_well() {
     let server = TestServer::start().await;
     let get = |path: &str| {
@@ -122,7 +122,7 @@ async fn livez_and_readyz_answer_without_a_token_while_all_is_well() {
     assert!(checks.values().all(|v| v == "ok"), "{ready}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readyz_is_unavailable_while_a_background_worker_is_not_running() {
     let app = Assembled::new(true).await;
     let base = app.serve().await;
@@ -189,7 +189,7 @@ fn in_request(line: &Value, id: &str) -> bool {
             .is_some_and(|s| s.iter().any(|span| span["request_id"] == id))
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_logs_are_one_object_per_line_and_carry_the_request_id() {
     let dir = tempfile::tempdir().unwrap();
     let secret_text = "the launch code is 0451-zebra";

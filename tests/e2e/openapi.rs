@@ -54,7 +54,7 @@ async fn served_document(server: &TestServer) -> Value {
     resp.json().await.expect("the document is JSON")
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_served_route_is_in_the_document() {
     let server = TestServer::start().await;
     let doc = served_document(&server).await;
@@ -66,7 +66,7 @@ async fn every_served_route_is_in_the_document() {
     assert!(missing.is_empty(), "served but undocumented: {missing:#?}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_documented_operation_is_served() {
     let server = TestServer::start().await;
     let doc = served_document(&server).await;
@@ -78,7 +78,7 @@ async fn every_documented_operation_is_served() {
     assert!(extra.is_empty(), "documented but not served: {extra:#?}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_the_sim_the_document_matches_the_router_and_has_no_sim_routes() {
     let with_sim = switchboard::api::openapi::document(true);
     let without = switchboard::api::openapi::document(false);
@@ -135,7 +135,7 @@ fn operations(map: &Value) -> Vec<(String, &Value, &Value)> {
     out
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_document_is_structurally_valid_openapi_3_1() {
     let server = TestServer::start().await;
     let doc = served_document(&server).await;
@@ -282,7 +282,7 @@ fn is_public(doc: &Value, op: &Value) -> bool {
     })
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn operations_need_the_token_exactly_when_the_document_says_so() {
     let server = TestServer::start().await;
     let doc = served_document(&server).await;
@@ -328,7 +328,7 @@ fn attributes<'a>(html: &'a str, attr: &str) -> Vec<&'a str> {
         .collect()
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_reference_page_loads_only_assets_the_gateway_serves() {
     let server = TestServer::start().await;
     let get = |path: String| {

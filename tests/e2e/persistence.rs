@@ -3,7 +3,7 @@
 use serde_json::json;
 use switchboard_tests::{TestServer, eventually};
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_logged_in_session_comes_back_logged_in_after_a_restart_with_its_messages() {
     let mut server = TestServer::start().await;
     let before = server.paired_session("keep").await;
@@ -46,7 +46,7 @@ async fn a_logged_in_session_comes_back_logged_in_after_a_restart_with_its_messa
         .expect(200);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_disconnected_session_stays_disconnected_after_a_restart() {
     let mut server = TestServer::start().await;
     server.paired_session("d").await;
@@ -60,7 +60,7 @@ async fn a_disconnected_session_stays_disconnected_after_a_restart() {
     assert_eq!(s["is_logged_in"], true);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_paused_session_stays_paused_across_a_restart() {
     let mut server = TestServer::start().await;
     server.paired_session("p").await;
@@ -79,7 +79,7 @@ async fn a_paused_session_stays_paused_across_a_restart() {
     server.wait_for_status("p", "logged_in").await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deleting_a_session_cascades_to_its_messages_and_outbox() {
     let mut server = TestServer::start().await;
     server.paired_session("x").await;
@@ -129,7 +129,7 @@ async fn deleting_a_session_cascades_to_its_messages_and_outbox() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sim_users_survive_a_restart() {
     let mut server = TestServer::start().await;
     server

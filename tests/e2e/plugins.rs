@@ -4,12 +4,12 @@
 
 use serde_json::json;
 use switchboard_tests::plugins::{FOOTER, HOSTILE_LOOP, HOSTILE_TRAP, KEYWORD_ROUTER};
-use switchboard_tests::receiver::{inbound, message_hook, quiet_period};
+use switchboard_tests::receiver::{inbound, message_hook, wait_until_idle};
 use switchboard_tests::{TestServer, eventually};
 
 use crate::plugins_support::{bind, plugin, upload};
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_keyword_router_lets_only_matching_messages_reach_a_webhook() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -26,8 +26,16 @@ async fn a_keyword_router_lets_only_matching_messages_reach_a_webhook() {
     inbound(&server, "s", "hello there").await;
     let wanted = inbound(&server, "s", "my order 42").await;
     inbound(&server, "s", "nothing to see").await;
-    let got = receiver.wait_for(1).await;
-    quiet_period().await;
+    // The filter ran for all three once it was called three times; once
+    // nothing is pending for the receiver, what reached it is all there is.
+    eventually("the filter to see all three", || async {
+        let p = plugin(&server, &p["id"]).await;
+        (p["counters"]["calls"] == 3).then_some(())
+    })
+    .await;
+    receiver.wait_for(1).await;
+    wait_until_idle(&server, "s", &receiver.url()).await;
+    let got = receiver.requests();
     assert_eq!(
         receiver.count(),
         1,
@@ -39,7 +47,7 @@ async fn a_keyword_router_lets_only_matching_messages_reach_a_webhook() {
     assert_eq!(p["counters"]["drops"], 2, "{p}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_footer_signs_outbound_text_and_a_banned_word_is_a_422() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -90,7 +98,7 @@ async fn a_footer_signs_outbound_text_and_a_banned_word_is_a_422() {
     assert_eq!(p["counters"]["rejects"], 1, "{p}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_trapping_filter_fails_open_is_quarantined_and_can_be_re_enabled() {
     let server = TestServer::start_with(|c| c.plugins.quarantine_after = 3).await;
     server.paired_session("s").await;
@@ -124,7 +132,7 @@ async fn a_trapping_filter_fails_open_is_quarantined_and_can_be_re_enabled() {
     server.get("/api/v1/sessions").await.expect(200);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_endless_loop_times_out_and_a_fail_closed_binding_drops_the_event() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -155,7 +163,7 @@ async fn an_endless_loop_times_out_and_a_fail_closed_binding_drops_the_event() {
     assert_eq!(r[0].json()["data"]["message_id"], kept.as_str());
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plugins_and_bindings_survive_a_restart() {
     let mut server = TestServer::start().await;
     server.paired_session("s").await;

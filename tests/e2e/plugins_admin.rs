@@ -7,7 +7,7 @@ use switchboard_tests::TestServer;
 
 use crate::plugins_support::upload_bytes;
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn garbage_a_core_module_and_an_empty_component_are_refused_with_a_reason() {
     let server = TestServer::start().await;
     let m = upload_bytes(&server, b"hello, not wasm".to_vec())
@@ -35,7 +35,7 @@ async fn garbage_a_core_module_and_an_empty_component_are_refused_with_a_reason(
     server.get("/api/v1/sessions").await.expect(200);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bindings_to_unknown_plugins_and_unknown_ids_are_refused() {
     let server = TestServer::start().await;
     let m = server
@@ -69,7 +69,7 @@ async fn bindings_to_unknown_plugins_and_unknown_ids_are_refused() {
     assert_eq!(b["count"], 0);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_plugin_api_needs_the_token() {
     let server = TestServer::start().await;
     let resp = server

@@ -7,7 +7,7 @@ use switchboard_tests::plugins::GREETING;
 use crate::blasts_support::{create, outbox, server, wait_status};
 use crate::plugins_support::{bind, upload};
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_greeting_endpoint_renders_one_text_per_recipient() {
     let server = server().await;
     server.paired_session("s").await;

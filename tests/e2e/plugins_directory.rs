@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use switchboard_tests::plugins::{self, KEYWORD_ROUTER, REDACTOR};
-use switchboard_tests::receiver::{TestReceiver, inbound, message_hook, quiet_period};
+use switchboard_tests::receiver::{TestReceiver, inbound, message_hook, wait_until_idle};
 use switchboard_tests::{TestServer, eventually};
 
 use crate::plugins_support::{CORE_MODULE, GARBAGE, datas, plugin, replace};
@@ -79,7 +79,7 @@ async fn until_delivered(
     .await
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_manifest_dropped_into_the_directory_loads_its_plugin_and_removing_it_unloads_it() {
     let dir = tempfile::tempdir().unwrap();
     let server = start(dir.path()).await;
@@ -114,8 +114,15 @@ async fn a_manifest_dropped_into_the_directory_loads_its_plugin_and_removing_it_
 
     inbound(&server, "s", "hello there").await;
     let wanted = inbound(&server, "s", "my order 42").await;
-    let got = receiver.wait_for(1).await;
-    quiet_period().await;
+    // The kept message was published last: once it has arrived and nothing
+    // is pending, a dropped one that got through would be here too.
+    receiver
+        .wait_for_match("the kept message", |r| {
+            r.json()["data"]["message_id"] == wanted.as_str()
+        })
+        .await;
+    wait_until_idle(&server, "s", &receiver.url()).await;
+    let got = receiver.requests();
     assert_eq!(
         receiver.count(),
         1,
@@ -149,7 +156,7 @@ async fn a_manifest_dropped_into_the_directory_loads_its_plugin_and_removing_it_
     assert_eq!(got[1].json()["data"]["message_id"], unfiltered.as_str());
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn changing_the_component_or_the_manifest_reloads_the_plugin_in_place() {
     let dir = tempfile::tempdir().unwrap();
     let server = start(dir.path()).await;
@@ -219,7 +226,7 @@ async fn changing_the_component_or_the_manifest_reloads_the_plugin_in_place() {
     assert_eq!(view["files"][0]["status"], "loaded", "{view}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_manifests_and_components_are_reported_and_the_good_plugin_keeps_running() {
     let dir = tempfile::tempdir().unwrap();
     let server = start(dir.path()).await;
@@ -284,8 +291,15 @@ async fn bad_manifests_and_components_are_reported_and_the_good_plugin_keeps_run
     );
     inbound(&server, "s", "still dropped").await;
     let kept = inbound(&server, "s", "another order").await;
-    let got = receiver.wait_for(2).await;
-    quiet_period().await;
+    // The kept message was published last: once it has arrived and nothing
+    // is pending, a dropped one that got through would be here too.
+    receiver
+        .wait_for_match("the kept message", |r| {
+            r.json()["data"]["message_id"] == kept.as_str()
+        })
+        .await;
+    wait_until_idle(&server, "s", &receiver.url()).await;
+    let got = receiver.requests();
     assert_eq!(receiver.count(), 2, "the old filter still applies");
     assert_eq!(got[1].json()["data"]["message_id"], kept.as_str());
 
@@ -299,7 +313,7 @@ async fn bad_manifests_and_components_are_reported_and_the_good_plugin_keeps_run
     server.get("/api/v1/sessions").await.expect(200);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plugins_already_in_the_directory_are_in_place_when_the_gateway_answers() {
     let dir = tempfile::tempdir().unwrap();
     put(dir.path(), "redactor.wasm", plugins::bytes(REDACTOR));

@@ -37,7 +37,7 @@ fn strings(v: &Value, key: &str, out: &mut Vec<(String, String)>) {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_redactor_masks_every_phone_number_before_the_webhook_sees_the_event() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -82,7 +82,7 @@ async fn the_redactor_masks_every_phone_number_before_the_webhook_sees_the_event
     assert_eq!(p["counters"]["traps"], 0, "{p}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_redactor_keeps_the_last_digits_and_uses_the_configured_mask() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -102,7 +102,7 @@ async fn the_redactor_keeps_the_last_digits_and_uses_the_configured_mask() {
     assert!(!data.to_string().contains("15550001111"), "{data}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_plugin_loads_through_the_api_and_shouts_at_the_webhook() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -131,7 +131,7 @@ async fn the_python_plugin_loads_through_the_api_and_shouts_at_the_webhook() {
     assert!(p["counters"]["calls"].as_u64().unwrap() >= 2, "{p}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_footer_signs_every_blast_message_and_a_banned_word_fails_the_recipients() {
     let server = server().await;
     server.paired_session("s").await;

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use switchboard_tests::plugins::{
     self, HOSTILE_LOOP, HOSTILE_MEMORY, HOSTILE_TRAP, KEYWORD_ROUTER, REDACTOR,
 };
-use switchboard_tests::receiver::{inbound, message_hook, quiet_period};
+use switchboard_tests::receiver::{inbound, message_hook, wait_until_idle};
 use switchboard_tests::{TestServer, eventually};
 
 use crate::plugins_support::{
@@ -50,7 +50,7 @@ fn reason(p: &Value) -> &str {
     p["quarantined_reason"].as_str().unwrap_or_default()
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_memory_bomb_is_stopped_by_the_cap_fails_open_and_is_quarantined() {
     let server = start(3, GENEROUS).await;
     server.paired_session("s").await;
@@ -93,7 +93,7 @@ async fn a_memory_bomb_is_stopped_by_the_cap_fails_open_and_is_quarantined() {
     still_serving(&server).await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_memory_bomb_under_a_fail_closed_binding_drops_events_until_fixed_and_re_enabled() {
     let server = start(2, GENEROUS).await;
     server.paired_session("s").await;
@@ -146,15 +146,22 @@ async fn a_memory_bomb_under_a_fail_closed_binding_drops_events_until_fixed_and_
     assert_eq!(enabled["status"], "active", "{enabled}");
     inbound(&server, "s", "no keyword here").await;
     let kept = inbound(&server, "s", "an order at last").await;
-    let got = receiver.wait_for(1).await;
-    quiet_period().await;
+    // The kept message was published last: once it has arrived and nothing
+    // is pending, a dropped one that got through would be here too.
+    receiver
+        .wait_for_match("the kept message", |r| {
+            r.json()["data"]["message_id"] == kept.as_str()
+        })
+        .await;
+    wait_until_idle(&server, "s", &receiver.url()).await;
+    let got = receiver.requests();
     assert_eq!(receiver.count(), 1, "only the fixed filter's keep");
     assert_eq!(got[0].json()["data"]["message_id"], kept.as_str());
     let p = plugin(&server, &bomb).await;
     assert_eq!(p["counters"]["traps"], 2, "{p}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_endless_loop_is_cut_at_the_deadline_fails_open_and_is_quarantined() {
     let server = start(3, 20).await;
     server.paired_session("s").await;
@@ -173,7 +180,7 @@ async fn an_endless_loop_is_cut_at_the_deadline_fails_open_and_is_quarantined() 
     still_serving(&server).await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn garbage_or_a_core_module_cannot_replace_a_running_plugin_which_keeps_filtering() {
     let server = start(3, GENEROUS).await;
     server.paired_session("s").await;
@@ -205,14 +212,21 @@ async fn garbage_or_a_core_module_cannot_replace_a_running_plugin_which_keeps_fi
     assert_eq!(after["version"], p["version"], "{after}");
     inbound(&server, "s", "dropped").await;
     let kept = inbound(&server, "s", "an order").await;
-    let got = receiver.wait_for(1).await;
-    quiet_period().await;
+    // The kept message was published last: once it has arrived and nothing
+    // is pending, a dropped one that got through would be here too.
+    receiver
+        .wait_for_match("the kept message", |r| {
+            r.json()["data"]["message_id"] == kept.as_str()
+        })
+        .await;
+    wait_until_idle(&server, "s", &receiver.url()).await;
+    let got = receiver.requests();
     assert_eq!(receiver.count(), 1);
     assert_eq!(got[0].json()["data"]["message_id"], kept.as_str());
     still_serving(&server).await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_quarantine_survives_a_restart_and_the_plugin_is_not_called_after_it() {
     let mut server = start(1, GENEROUS).await;
     server.paired_session("s").await;

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 use switchboard_tests::TestServer;
 use switchboard_tests::plugins::{KEYWORD_ROUTER, REDACTOR};
-use switchboard_tests::receiver::{TestReceiver, add_webhook, inbound, quiet_period};
+use switchboard_tests::receiver::{TestReceiver, add_webhook, inbound, wait_until_idle};
 
 use crate::plugins_support::{bind, plugin, upload};
 
@@ -32,7 +32,7 @@ async fn data_of(rx: &TestReceiver, id: &str) -> Value {
         .clone()
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_filter_scoped_to_one_webhook_changes_only_what_that_webhook_receives() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -55,7 +55,9 @@ async fn a_filter_scoped_to_one_webhook_changes_only_what_that_webhook_receives(
     assert!(!masked.to_string().contains("15550001111"), "{masked}");
     assert_eq!(original["text"], "call me on 4915112345678", "{original}");
     assert!(original.to_string().contains("15550001111"), "{original}");
-    quiet_period().await;
+    // Both got the one event; once nothing is pending, no second copy comes.
+    wait_until_idle(&server, "s", &scoped.url()).await;
+    wait_until_idle(&server, "s", &plain.url()).await;
     assert_eq!((scoped.count(), plain.count()), (1, 1), "one delivery each");
     let p = plugin(&server, &p).await;
     assert_eq!(
@@ -64,7 +66,7 @@ async fn a_filter_scoped_to_one_webhook_changes_only_what_that_webhook_receives(
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_scoped_drop_skips_only_its_webhook_after_the_unscoped_chain_ran() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -95,7 +97,10 @@ async fn a_scoped_drop_skips_only_its_webhook_after_the_unscoped_chain_ran() {
         data_of(&plain, &order).await["text"],
         "order for *************"
     );
-    quiet_period().await;
+    // The order was published after the chat and has arrived at both: once
+    // nothing is pending, a chat that got through would be here too.
+    wait_until_idle(&server, "s", &scoped.url()).await;
+    wait_until_idle(&server, "s", &plain.url()).await;
     assert_eq!(
         scoped.count(),
         1,
@@ -106,7 +111,7 @@ async fn a_scoped_drop_skips_only_its_webhook_after_the_unscoped_chain_ran() {
     assert_eq!(r["counters"]["drops"], 1, "{r}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn webhook_scopes_are_refused_on_other_hooks_and_for_unknown_webhooks() {
     let server = TestServer::start().await;
     server.paired_session("s").await;

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use serde_json::{Value, json};
 use switchboard_tests::TestServer;
 use switchboard_tests::plugins::{self, KEYWORD_ROUTER, REDACTOR};
-use switchboard_tests::receiver::{TestReceiver, inbound, message_hook, quiet_period};
+use switchboard_tests::receiver::{TestReceiver, inbound, message_hook, wait_until_idle};
 
 use crate::plugins_support::{bind, id, plugin, replace, upload};
 
@@ -89,7 +89,8 @@ async fn stream_through_swap(
     let sent = stream.sent.into_inner().unwrap();
     assert!(sent.len() >= N, "{} messages sent", sent.len());
     receiver.wait_for(sent.len()).await;
-    quiet_period().await;
+    // Nothing pending: no duplicate of any message is still on its way.
+    wait_until_idle(server, "s", &receiver.url()).await;
 
     let mut delivered: HashMap<String, Value> = HashMap::new();
     for r in receiver.requests() {
@@ -140,7 +141,7 @@ fn masked_with(data: &Value, mask: char) -> bool {
         && !all.contains("15550001111")
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replacing_a_filter_component_under_a_stream_of_events_loses_and_duplicates_nothing() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -175,7 +176,7 @@ async fn replacing_a_filter_component_under_a_stream_of_events_loses_and_duplica
     assert_eq!(bindings["bindings"][0]["id"], b["id"], "the binding stays");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rebinding_with_a_new_configuration_under_a_stream_of_events_loses_and_duplicates_nothing()
 {
     let server = TestServer::start().await;

@@ -61,7 +61,7 @@ fn section_steps(title: &str) -> Vec<Step> {
     readme::steps(body, first_line)
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_first_command_serves_from_a_fresh_directory_with_nothing_configured() {
     let steps = section_steps("Set up");
     let (env, args) = serve_command(&steps);
@@ -128,7 +128,7 @@ async fn the_first_command_serves_from_a_fresh_directory_with_nothing_configured
     again.stop().await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_data_directory_that_cannot_be_created_stops_the_start_with_its_path_and_option() {
     let cwd = tempfile::tempdir().unwrap();
     std::fs::write(cwd.path().join("taken"), b"a file").unwrap();
@@ -276,7 +276,7 @@ fn check(step: &Step, ran: &Ran) -> Option<Value> {
     Some(body)
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_five_minute_walkthrough_runs_as_written() {
     let title = "Five minutes with the simulated network";
     let steps = section_steps(title);

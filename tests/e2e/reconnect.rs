@@ -23,7 +23,7 @@ async fn server_with(lock: &[f64]) -> TestServer {
     .await
 }
 
-async fn drop_session(server: &TestServer, id: &str) {
+pub(crate) async fn drop_session(server: &TestServer, id: &str) {
     server
         .post(
             &format!("/api/v1/sim/sessions/{id}/events"),
@@ -43,17 +43,25 @@ async fn lock(server: &TestServer, id: &str, reason: &str) {
         .expect(200);
 }
 
-/// Asserts the session stays `disconnected` for `ms`.
-async fn stays_disconnected(server: &TestServer, id: &str, ms: u64) {
-    let until = Instant::now() + Duration::from_millis(ms);
-    while Instant::now() < until {
-        let body = server.get(&format!("/api/v1/sessions/{id}")).await.body;
-        assert_eq!(body["status"], "disconnected", "{body}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+/// Asserts the session stays `disconnected` for as long as a control session
+/// on the same gateway takes to be dropped and come back by itself: were the
+/// session going to reconnect on the same schedule, it would have done so
+/// by then. Each call pairs a control session of its own.
+pub(crate) async fn stays_disconnected(server: &TestServer, id: &str) {
+    let count = server.get("/api/v1/sessions").await.expect(200)["count"]
+        .as_u64()
+        .expect("a session count");
+    let control = format!("control-{count}");
+    server.paired_session(&control).await;
+    let mut stream = server.open_stream(&format!("session={control}")).await;
+    drop_session(server, &control).await;
+    stream.find_event(&control, "disconnected").await;
+    stream.find_event(&control, "connected").await;
+    let body = server.get(&format!("/api/v1/sessions/{id}")).await.body;
+    assert_eq!(body["status"], "disconnected", "{body}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_session_reconnects_by_itself() {
     let server = server_with(&[300.0]).await;
     server.paired_session("s").await;
@@ -68,7 +76,7 @@ async fn a_dropped_session_reconnects_by_itself() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_auto_reconnect_off_a_dropped_session_stays_down() {
     let server = server_with(&[300.0]).await;
     server.paired_session("s").await;
@@ -82,10 +90,10 @@ async fn with_auto_reconnect_off_a_dropped_session_stays_down() {
         .expect(200);
     drop_session(&server, "s").await;
     server.wait_for_status("s", "disconnected").await;
-    stays_disconnected(&server, "s", 400).await;
+    stays_disconnected(&server, "s").await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_requested_disconnect_and_a_pause_are_not_undone() {
     let server = server_with(&[300.0]).await;
     server.paired_session("d").await;
@@ -98,11 +106,11 @@ async fn a_requested_disconnect_and_a_pause_are_not_undone() {
         .post_empty("/api/v1/sessions/p/pause")
         .await
         .expect(200);
-    stays_disconnected(&server, "d", 300).await;
-    stays_disconnected(&server, "p", 100).await;
+    stays_disconnected(&server, "d").await;
+    stays_disconnected(&server, "p").await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failed_reconnects_are_counted_until_a_login_resets_them() {
     let server = server_with(&[300.0]).await;
     server.paired_session("s").await;
@@ -153,7 +161,7 @@ async fn lock_and_read(
     env["data"].clone()
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn repeated_locks_walk_the_cooldown_schedule_and_connect_lifts_each() {
     let server = server_with(&[100.0, 200.0, 300.0]).await;
     server.paired_session("s").await;
@@ -170,7 +178,7 @@ async fn repeated_locks_walk_the_cooldown_schedule_and_connect_lifts_each() {
             .as_secs() as i64;
         assert!((until - now - cooldown).abs() <= 2, "{data}");
         seen.push(cooldown);
-        stays_disconnected(&server, "s", 150).await;
+        stays_disconnected(&server, "s").await;
         let status = server.get("/api/v1/sessions/s/reconnect").await.expect(200);
         assert_eq!(status["cooldown_until"], until, "{status}");
         server
@@ -184,7 +192,7 @@ async fn repeated_locks_walk_the_cooldown_schedule_and_connect_lifts_each() {
     assert_eq!(seen, [100, 200, 300, 300], "the last step repeats");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auto_reconnect_resumes_once_the_cooldown_is_over() {
     let server = server_with(&[0.4]).await;
     server.paired_session("s").await;
@@ -201,7 +209,7 @@ async fn auto_reconnect_resumes_once_the_cooldown_is_over() {
     server.wait_for_status("s", "logged_in").await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lock_needs_an_online_session_and_the_event_cannot_be_faked() {
     let server = server_with(&[300.0]).await;
     server.create_session("idle").await;
@@ -230,7 +238,7 @@ async fn a_lock_needs_an_online_session_and_the_event_cannot_be_faked() {
     server.wait_for_status("s", "disconnected").await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_replaced_by_another_client_is_not_reconnected_not_even_by_a_restart() {
     let mut server = server_with(&[300.0]).await;
     server.paired_session("s").await;
@@ -247,7 +255,7 @@ async fn a_session_replaced_by_another_client_is_not_reconnected_not_even_by_a_r
         "{dropped}"
     );
     // Reconnects are 50 ms apart here: staying down is a decision, not a wait.
-    stays_disconnected(&server, "s", 400).await;
+    stays_disconnected(&server, "s").await;
     let session = server.get("/api/v1/sessions/s").await.expect(200);
     assert!(
         session["last_error"]
@@ -256,7 +264,7 @@ async fn a_session_replaced_by_another_client_is_not_reconnected_not_even_by_a_r
         "{session}"
     );
     server.restart().await;
-    stays_disconnected(&server, "s", 400).await;
+    stays_disconnected(&server, "s").await;
     // The operator takes the device back on purpose.
     server
         .post_empty("/api/v1/sessions/s/connect")

@@ -3,12 +3,42 @@
 //! cascade.
 
 use serde_json::{Value, json};
-use switchboard::domain::time::{iso8601, unix_now};
+use std::time::Duration;
+
+use switchboard::domain::time::{iso8601, parse_iso8601, unix_now, unix_now_ms};
 use switchboard_tests::{TestServer, eventually};
 
-/// ISO-8601 UTC, `secs` from now.
+/// ISO-8601 UTC, `secs` from now, in whole seconds: for times far in the
+/// past or future, where a second either way changes nothing.
 pub fn in_secs(secs: i64) -> String {
     iso8601(unix_now() + secs)
+}
+
+/// How much time a send scheduled to go out soon leaves the test to get its
+/// request answered: the gateway answers `202` only while `send_at` is after
+/// its own current whole second, so a loaded machine must not eat this.
+pub const SOON: Duration = Duration::from_secs(2);
+
+/// ISO-8601 UTC of the first whole second at least `margin` from now. A
+/// whole-second `now + 1` can be a few milliseconds ahead; this is always at
+/// least `margin` ahead and less than a second more.
+pub fn due_after(margin: Duration) -> String {
+    let ms = unix_now_ms() + i64::try_from(margin.as_millis()).expect("a short margin");
+    iso8601((ms + 999) / 1000)
+}
+
+/// [`due_after`] [`SOON`]: a send that goes out within a few seconds.
+pub fn soon() -> String {
+    due_after(SOON)
+}
+
+/// Asserts a scheduled send went out no earlier than its `send_at`: read
+/// from the gateway's own record, so it holds however slowly the test ran.
+#[track_caller]
+pub fn assert_sent_on_time(item: &Value) {
+    let due = parse_iso8601(item["send_at"].as_str().expect("send_at")).expect("an ISO time");
+    let sent = parse_iso8601(item["sent_at"].as_str().expect("sent_at")).expect("an ISO time");
+    assert!(sent >= due, "sent before its time: {item}");
 }
 
 /// What the sim network received from a session.
@@ -56,7 +86,7 @@ fn ids(listing: &Value) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_send_without_send_at_or_with_a_null_or_past_one_goes_out_at_once() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -83,11 +113,11 @@ async fn a_send_without_send_at_or_with_a_null_or_past_one_goes_out_at_once() {
     assert_eq!(listed["count"], 0, "nothing was scheduled");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_future_send_at_is_accepted_with_202_and_sent_at_that_time_through_the_send_core() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
-    let at = in_secs(2);
+    let at = soon();
     let resp = server
         .post(
             "/api/v1/sessions/s/messages/text",
@@ -98,10 +128,17 @@ async fn a_future_send_at_is_accepted_with_202_and_sent_at_that_time_through_the
     assert_eq!(resp["status"], "scheduled");
     assert_eq!(resp["send_at"], at.as_str());
     let id = resp["scheduled_id"].as_str().unwrap().to_owned();
-    assert!(
-        outbox(&server, "s").await.is_empty(),
-        "not sent before its time"
-    );
+
+    // A send an hour away shows the record as it waits; the one due soon
+    // may already be out by the time a slow test reads it.
+    let parked = schedule_text(&server, "s", "in an hour", &in_secs(3600)).await;
+    let item = server
+        .get(&format!("/api/v1/sessions/s/scheduled/{parked}"))
+        .await
+        .expect(200);
+    assert_eq!(item["status"], "scheduled");
+    assert_eq!(item["attempts"], 0);
+    assert!(item["message_id"].is_null() && item["sent_at"].is_null());
 
     let item = server
         .get(&format!("/api/v1/sessions/s/scheduled/{id}"))
@@ -112,11 +149,8 @@ async fn a_future_send_at_is_accepted_with_202_and_sent_at_that_time_through_the
     assert_eq!(item["kind"], "text");
     assert_eq!(item["to"], "15550000001@s.whatsapp.net");
     assert_eq!(item["send_at"], at.as_str());
-    assert_eq!(item["status"], "scheduled");
-    assert_eq!(item["attempts"], 0);
     assert_eq!(item["body"], json!({ "text": "later" }));
     assert!(item["created_at"].is_string());
-    assert!(item["message_id"].is_null() && item["sent_at"].is_null());
 
     let delivered = eventually("the scheduled send in the outbox", || async {
         outbox(&server, "s").await.first().cloned()
@@ -125,6 +159,7 @@ async fn a_future_send_at_is_accepted_with_202_and_sent_at_that_time_through_the
     assert_eq!(delivered["to"], "15550000001@s.whatsapp.net");
     assert_eq!(delivered["body"]["text"], "later");
     let item = wait_for_scheduled(&server, "s", &id, "sent").await;
+    assert_sent_on_time(&item);
     assert_eq!(item["message_id"], delivered["message_id"]);
     assert_eq!(item["attempts"], 1);
     assert!(item["sent_at"].is_string() && item["finished_at"].is_string());
@@ -138,7 +173,7 @@ async fn a_future_send_at_is_accepted_with_202_and_sent_at_that_time_through_the
     assert_eq!(outbox(&server, "s").await.len(), 1);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_scheduled_send_is_validated_in_full_when_it_is_scheduled() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -187,13 +222,17 @@ async fn a_scheduled_send_is_validated_in_full_when_it_is_scheduled() {
     schedule_text(&server, "idle", "for later", &at).await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_send_cancelled_before_its_time_is_never_sent_and_one_already_sent_cannot_be_cancelled() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
-    let at = in_secs(2);
-    let dropped = schedule_text(&server, "s", "cancel me", &at).await;
-    let kept = schedule_text(&server, "s", "keep me", &at).await;
+    // The cancel must land before the dropped send is due, so it gets more
+    // room than `SOON`; the kept send is due a second after it, so once the
+    // kept one is out the scheduler has been past the dropped one's time.
+    let dropped_at = due_after(SOON * 3);
+    let dropped = schedule_text(&server, "s", "cancel me", &dropped_at).await;
+    let kept_at = iso8601(parse_iso8601(&dropped_at).unwrap() + 1);
+    let kept = schedule_text(&server, "s", "keep me", &kept_at).await;
     let cancelled = server
         .delete(&format!("/api/v1/sessions/s/scheduled/{dropped}"))
         .await
@@ -201,7 +240,8 @@ async fn a_send_cancelled_before_its_time_is_never_sent_and_one_already_sent_can
     assert_eq!(cancelled["status"], "cancelled");
     assert!(cancelled["finished_at"].is_string());
 
-    wait_for_scheduled(&server, "s", &kept, "sent").await;
+    let item = wait_for_scheduled(&server, "s", &kept, "sent").await;
+    assert_sent_on_time(&item);
     let sent = outbox(&server, "s").await;
     assert_eq!(sent.len(), 1);
     assert_eq!(sent[0]["body"]["text"], "keep me");
@@ -229,7 +269,7 @@ async fn a_send_cancelled_before_its_time_is_never_sent_and_one_already_sent_can
         .expect_error(404, "session_not_found");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scheduled_sends_are_listed_newest_first_filtered_by_status_paged_and_fleet_wide() {
     let server = TestServer::start().await;
     server.create_session("a").await;
@@ -317,12 +357,12 @@ async fn scheduled_sends_are_listed_newest_first_filtered_by_status_paged_and_fl
         .expect_error(400, "invalid_query");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deleting_a_session_deletes_its_scheduled_sends() {
     let server = TestServer::start().await;
     server.create_session("a").await;
     server.create_session("b").await;
-    schedule_text(&server, "a", "soon", &in_secs(2)).await;
+    schedule_text(&server, "a", "soon", &soon()).await;
     schedule_text(&server, "a", "later", &in_secs(3600)).await;
     let kept = schedule_text(&server, "b", "b's", &in_secs(3600)).await;
     server.delete("/api/v1/sessions/a").await.expect(200);

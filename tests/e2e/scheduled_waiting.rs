@@ -7,9 +7,9 @@ use std::time::Duration;
 use serde_json::json;
 use switchboard_tests::{TestServer, eventually};
 
-use super::scheduled::{in_secs, outbox, schedule_text, wait_for_scheduled};
+use super::scheduled::{outbox, schedule_text, soon, wait_for_scheduled};
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_send_due_on_a_paused_session_waits_and_goes_out_after_resume() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -17,7 +17,7 @@ async fn a_send_due_on_a_paused_session_waits_and_goes_out_after_resume() {
         .post_empty("/api/v1/sessions/s/pause")
         .await
         .expect(200);
-    let id = schedule_text(&server, "s", "after the pause", &in_secs(1)).await;
+    let id = schedule_text(&server, "s", "after the pause", &soon()).await;
     let path = format!("/api/v1/sessions/s/scheduled/{id}");
     let waiting = eventually("the due send to wait for its session", || async {
         let item = server.get(&path).await.expect(200);
@@ -46,7 +46,7 @@ async fn a_send_due_on_a_paused_session_waits_and_goes_out_after_resume() {
     assert!(item["last_error"].is_null());
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_send_due_on_a_disconnected_session_goes_out_when_it_connects() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -54,7 +54,7 @@ async fn a_send_due_on_a_disconnected_session_goes_out_when_it_connects() {
         .post_empty("/api/v1/sessions/s/disconnect")
         .await
         .expect(200);
-    let id = schedule_text(&server, "s", "when you are back", &in_secs(1)).await;
+    let id = schedule_text(&server, "s", "when you are back", &soon()).await;
     let path = format!("/api/v1/sessions/s/scheduled/{id}");
     eventually("the due send to wait for the connection", || async {
         let item = server.get(&path).await.expect(200);
@@ -70,7 +70,7 @@ async fn a_send_due_on_a_disconnected_session_goes_out_when_it_connects() {
     assert_eq!(outbox(&server, "s").await.len(), 1);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_send_that_waits_longer_than_the_limit_fails_and_says_why() {
     let server = TestServer::start_with(|c| c.schedule.max_wait = Duration::from_millis(300)).await;
     server.paired_session("s").await;
@@ -78,7 +78,7 @@ async fn a_send_that_waits_longer_than_the_limit_fails_and_says_why() {
         .post_empty("/api/v1/sessions/s/pause")
         .await
         .expect(200);
-    let id = schedule_text(&server, "s", "too late", &in_secs(1)).await;
+    let id = schedule_text(&server, "s", "too late", &soon()).await;
     let item = wait_for_scheduled(&server, "s", &id, "failed").await;
     let reason = item["last_error"].as_str().unwrap();
     assert!(
@@ -94,14 +94,14 @@ async fn a_send_that_waits_longer_than_the_limit_fails_and_says_why() {
         .await
         .expect(200);
     server.wait_for_status("s", "logged_in").await;
-    let next = schedule_text(&server, "s", "on time", &in_secs(1)).await;
+    let next = schedule_text(&server, "s", "on time", &soon()).await;
     wait_for_scheduled(&server, "s", &next, "sent").await;
     let sent = outbox(&server, "s").await;
     assert_eq!(sent.len(), 1);
     assert_eq!(sent[0]["body"]["text"], "on time");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_send_the_network_keeps_failing_is_retried_then_fails_with_the_error() {
     let server = TestServer::start_with(|c| {
         c.schedule.max_attempts = 2;
@@ -116,7 +116,7 @@ async fn a_send_the_network_keeps_failing_is_retried_then_fails_with_the_error()
         )
         .await
         .expect(200);
-    let id = schedule_text(&server, "s", "doomed", &in_secs(1)).await;
+    let id = schedule_text(&server, "s", "doomed", &soon()).await;
     let item = wait_for_scheduled(&server, "s", &id, "failed").await;
     assert_eq!(item["attempts"], 2);
     let reason = item["last_error"].as_str().unwrap();
@@ -127,7 +127,7 @@ async fn a_send_the_network_keeps_failing_is_retried_then_fails_with_the_error()
     assert!(outbox(&server, "s").await.is_empty());
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_send_the_network_failed_once_goes_out_on_a_later_attempt() {
     let server = TestServer::start_with(|c| {
         c.schedule.retry_delays = vec![Duration::from_secs(1)];
@@ -141,7 +141,7 @@ async fn a_send_the_network_failed_once_goes_out_on_a_later_attempt() {
         )
         .await
         .expect(200);
-    let id = schedule_text(&server, "s", "second time lucky", &in_secs(1)).await;
+    let id = schedule_text(&server, "s", "second time lucky", &soon()).await;
     let path = format!("/api/v1/sessions/s/scheduled/{id}");
     eventually("the first attempt to fail", || async {
         let item = server.get(&path).await.expect(200);

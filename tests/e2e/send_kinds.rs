@@ -86,7 +86,7 @@ fn cases() -> Vec<(&'static str, Value, Value, &'static str)> {
     ]
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_kind_sends_a_good_body_and_refuses_a_bad_one_naming_the_field() {
     let server = TestServer::start().await;
     server.paired_session("k").await;
@@ -122,7 +122,7 @@ async fn every_kind_sends_a_good_body_and_refuses_a_bad_one_naming_the_field() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missing_or_invalid_recipient_is_refused_for_every_kind() {
     let server = TestServer::start().await;
     server.paired_session("r").await;
@@ -151,7 +151,7 @@ async fn a_missing_or_invalid_recipient_is_refused_for_every_kind() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn media_is_stored_by_size_not_by_content() {
     let server = TestServer::start().await;
     server.paired_session("m").await;
@@ -171,7 +171,7 @@ async fn media_is_stored_by_size_not_by_content() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_kind_or_unknown_field_is_refused() {
     let server = TestServer::start().await;
     server.paired_session("u").await;

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use reqwest::Method;
 use serde_json::{Value, json};
-use switchboard_tests::TestServer;
+use switchboard_tests::{TestServer, eventually};
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_spam_report_reaches_the_network_and_answers_a_report_id() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -53,7 +53,7 @@ async fn a_spam_report_reaches_the_network_and_answers_a_report_id() {
     assert_eq!(got["reports"][5]["spam_flow"], "status_report");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bad_spam_report_is_a_400_naming_the_field_and_reaches_nothing() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -105,7 +105,7 @@ async fn a_bad_spam_report_is_a_400_naming_the_field_and_reaches_nothing() {
         .expect_error(409, "session_paused");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn issued_tokens_are_stored_on_both_sides_and_read_back() {
     let server = TestServer::start().await;
     let a = server.paired_session("a").await;
@@ -160,7 +160,7 @@ async fn issued_tokens_are_stored_on_both_sides_and_read_back() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tokens_are_read_while_disconnected_but_issued_only_while_logged_in() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -200,7 +200,7 @@ async fn tokens_are_read_while_disconnected_but_issued_only_while_logged_in() {
         .expect_error(409, "invalid_session_state");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_token_requests_are_400s_and_unknown_sessions_404s() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -244,10 +244,10 @@ async fn bad_token_requests_are_400s_and_unknown_sessions_404s() {
         .expect_error(404, "session_not_found");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tokens_expire_after_their_lifetime_and_prune_removes_them() {
     let server =
-        TestServer::start_with(|c| c.sim.tctoken_lifetime = Duration::from_millis(1000)).await;
+        TestServer::start_with(|c| c.sim.tctoken_lifetime = Duration::from_millis(2000)).await;
     server.paired_session("s").await;
     server
         .post(
@@ -269,7 +269,14 @@ async fn tokens_expire_after_their_lifetime_and_prune_removes_them() {
         json!({ "pruned_count": 0 }),
         "nothing has expired yet"
     );
-    tokio::time::sleep(Duration::from_millis(1300)).await;
+    eventually("the first tokens to expire", || async {
+        let t = server
+            .get("/api/v1/sessions/s/tctoken/15550001111@s.whatsapp.net")
+            .await
+            .expect(200);
+        (t["expired"] == true).then_some(())
+    })
+    .await;
     server
         .post(
             "/api/v1/sessions/s/tctoken/issue",
@@ -299,7 +306,7 @@ async fn tokens_expire_after_their_lifetime_and_prune_removes_them() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reconnect_and_history_sync_are_stored_settings_read_while_disconnected() {
     let mut server = TestServer::start().await;
     server.create_session("s").await;
@@ -351,7 +358,7 @@ async fn reconnect_and_history_sync_are_stored_settings_read_while_disconnected(
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reconnect_and_history_sync_refuse_bad_bodies_and_404_unknown_sessions() {
     let server = TestServer::start().await;
     server.create_session("s").await;

@@ -8,7 +8,7 @@ async fn manual_pairing() -> TestServer {
     TestServer::start_with(|c| c.sim.auto_pair = false).await
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_created_without_an_id_gets_one_and_starts_disconnected() {
     let server = TestServer::start().await;
     let s = server.post_empty("/api/v1/sessions").await.expect(201);
@@ -24,7 +24,7 @@ async fn a_session_created_without_an_id_gets_one_and_starts_disconnected() {
     assert_eq!(list["sessions"][0]["id"], id);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connecting_shows_rotating_qr_codes_until_a_scan_logs_the_session_in() {
     let server = manual_pairing().await;
     server
@@ -70,7 +70,7 @@ async fn connecting_shows_rotating_qr_codes_until_a_scan_logs_the_session_in() {
         .expect_error(409, "invalid_session_state");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pairing_by_code_links_the_given_number() {
     let server = manual_pairing().await;
     server.create_session("c").await;
@@ -99,7 +99,7 @@ async fn pairing_by_code_links_the_given_number() {
         .expect_error(409, "invalid_session_state");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pairing_validates_the_phone_number_and_refuses_one_in_use() {
     let server = manual_pairing().await;
     server
@@ -138,7 +138,7 @@ async fn pairing_validates_the_phone_number_and_refuses_one_in_use() {
         .expect_error(409, "phone_taken");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_paired_session_reconnects_without_a_new_qr_and_logout_unlinks_it() {
     let server = TestServer::start().await;
     let first = server.paired_session("r").await;
@@ -167,7 +167,7 @@ async fn a_paired_session_reconnects_without_a_new_qr_and_logout_unlinks_it() {
     assert!(out["phone_number"].is_null());
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn logging_out_then_connecting_asks_for_a_qr_code_again() {
     let server = TestServer::start_with(|c| c.sim.auto_pair = false).await;
     server.create_session("l").await;
@@ -192,7 +192,7 @@ async fn logging_out_then_connecting_asks_for_a_qr_code_again() {
     server.wait_for_status("l", "waiting_for_qr").await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pause_takes_a_session_offline_and_resume_brings_it_back() {
     let server = TestServer::start().await;
     server.paired_session("p").await;
@@ -222,7 +222,7 @@ async fn pause_takes_a_session_offline_and_resume_brings_it_back() {
     assert_eq!(status["paused"], false);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deleting_a_session_removes_it_from_the_list() {
     let server = TestServer::start().await;
     server.paired_session("gone").await;
@@ -237,7 +237,7 @@ async fn deleting_a_session_removes_it_from_the_list() {
         .expect_error(404, "session_not_found");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sim_session_created_with_a_phone_gets_that_number() {
     let server = TestServer::start().await;
     server

@@ -75,7 +75,7 @@ fn examples() -> Vec<(&'static str, Value)> {
     ]
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_network_side_event_arrives_on_the_stream_with_the_data_as_given() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -99,7 +99,7 @@ async fn every_network_side_event_arrives_on_the_stream_with_the_data_as_given()
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn data_that_misses_a_field_or_has_the_wrong_type_is_a_400_naming_it() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -135,7 +135,7 @@ async fn data_that_misses_a_field_or_has_the_wrong_type_is_a_400_naming_it() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn events_the_gateway_produces_itself_and_unknown_events_are_refused() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -157,7 +157,7 @@ async fn events_the_gateway_produces_itself_and_unknown_events_are_refused() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_that_is_not_online_gets_a_409_and_an_unknown_one_a_404() {
     let server = TestServer::start().await;
     server.create_session("idle").await;
@@ -177,7 +177,7 @@ async fn a_session_that_is_not_online_gets_a_409_and_an_unknown_one_a_404() {
         .expect_error(404, "not_found_on_network");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_disconnected_event_drops_the_session_like_a_network_drop() {
     let server = TestServer::start().await;
     server.paired_session("s").await;

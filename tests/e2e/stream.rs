@@ -17,7 +17,7 @@ fn is_message(id: &str) -> impl Fn(&Value) -> bool + '_ {
     move |e: &Value| e["event"] == "message" && e["data"]["message_id"] == id
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_envelope_is_an_sse_event_named_after_it_with_the_envelope_as_data() {
     let server = TestServer::start().await;
     let mut stream = server.open_stream("").await;
@@ -42,7 +42,7 @@ async fn every_envelope_is_an_sse_event_named_after_it_with_the_envelope_as_data
     assert_eq!(env["offline"], false, "a live arrival");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_filter_lets_only_that_sessions_events_through() {
     let server = TestServer::start().await;
     server.paired_session("a").await;
@@ -71,7 +71,7 @@ async fn a_session_filter_lets_only_that_sessions_events_through() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_event_filter_lets_only_those_events_through() {
     let server = TestServer::start().await;
     let mut messages = server.open_stream("events=message").await;
@@ -104,7 +104,7 @@ async fn an_event_filter_lets_only_those_events_through() {
     assert_eq!(first["data"]["message_id"], id.as_str());
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn all_is_every_event_and_an_unknown_event_name_is_a_400_naming_it() {
     let server = TestServer::start().await;
     let mut stream = server.open_stream("events=all").await;
@@ -117,7 +117,7 @@ async fn all_is_every_event_and_an_unknown_event_name_is_a_400_naming_it() {
     assert!(message.contains("telepathy"), "{message}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_stream_needs_the_api_token() {
     let server = TestServer::start().await;
     let resp = server
@@ -129,7 +129,7 @@ async fn the_stream_needs_the_api_token() {
     assert_eq!(resp.status().as_u16(), 401);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_that_waited_out_a_disconnect_arrives_offline_and_a_live_one_does_not() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -178,7 +178,7 @@ async fn a_message_that_waited_out_a_disconnect_arrives_offline_and_a_live_one_d
     assert_eq!(live_env["offline"], false);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_gateway_stops_cleanly_while_a_stream_is_open_and_the_stream_ends() {
     let server = TestServer::start().await;
     let mut stream = server.open_stream("").await;

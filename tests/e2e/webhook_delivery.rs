@@ -5,8 +5,8 @@
 use serde_json::{Value, json};
 use switchboard_tests::TestServer;
 use switchboard_tests::receiver::{
-    Received, Respond, TestReceiver, add_webhook, diagnostic, inbound, message_hook, ms,
-    quiet_period, unix_now, wait_for_diagnostic, wait_for_dlq,
+    Received, Respond, TestReceiver, add_webhook, diagnostic, inbound, message_hook, ms, unix_now,
+    wait_for_diagnostic, wait_for_dlq, wait_until_idle,
 };
 
 const SIGNATURE_HEADERS: [&str; 3] = [
@@ -31,7 +31,7 @@ fn same_delivery(requests: &[Received]) {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_event_is_posted_as_the_envelope_with_event_and_delivery_id_headers() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -96,7 +96,7 @@ async fn an_event_is_posted_as_the_envelope_with_event_and_delivery_id_headers()
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_delivery_is_retried_then_dead_lettered() {
     let server = TestServer::start_with(|c| {
         c.webhooks.max_attempts = 3;
@@ -142,7 +142,7 @@ async fn a_failed_delivery_is_retried_then_dead_lettered() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delivery_that_succeeds_on_a_retry_is_not_dead_lettered() {
     let server = TestServer::start_with(|c| {
         c.webhooks.max_attempts = 3;
@@ -161,7 +161,7 @@ async fn a_delivery_that_succeeds_on_a_retry_is_not_dead_lettered() {
         d["consecutive_failures"] == 0
     })
     .await;
-    quiet_period().await;
+    wait_until_idle(&server, "s", &rx.url()).await;
     assert_eq!(rx.count(), 3, "no attempt after the success");
     assert!(
         switchboard_tests::receiver::dlq(&server, "s")
@@ -170,7 +170,7 @@ async fn a_delivery_that_succeeds_on_a_retry_is_not_dead_lettered() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_target_that_never_answers_times_out_and_is_dead_lettered_as_timed_out() {
     let server = TestServer::start_with(|c| {
         c.webhooks.max_attempts = 2;
@@ -197,7 +197,7 @@ async fn a_target_that_never_answers_times_out_and_is_dead_lettered_as_timed_out
     assert!(last_error.contains("timed out"), "{e}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_retry_on_4xx_off_a_404_is_dead_lettered_at_once_but_408_and_429_are_retried() {
     let server = TestServer::start_with(|c| {
         c.webhooks.retry_on_4xx = false;
@@ -231,7 +231,7 @@ async fn with_retry_on_4xx_off_a_404_is_dead_lettered_at_once_but_408_and_429_ar
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_retry_on_4xx_on_a_404_is_retried() {
     let server = TestServer::start_with(|c| {
         c.webhooks.retry_on_4xx = true;
@@ -256,7 +256,7 @@ async fn with_retry_on_4xx_on_a_404_is_retried() {
     assert_eq!(rx.count(), 2);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hanging_webhook_does_not_delay_a_healthy_one_of_the_same_session() {
     // The timeout outlasts the test's patience: if the healthy webhook waited
     // for the hanging one, it would never see its events in time.
@@ -302,7 +302,7 @@ async fn a_hanging_webhook_does_not_delay_a_healthy_one_of_the_same_session() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_webhook_gets_only_the_events_it_subscribed_to() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -350,7 +350,11 @@ async fn a_webhook_gets_only_the_events_it_subscribed_to() {
     all.wait_for(3).await;
     messages.wait_for(1).await;
     connection.wait_for(2).await;
-    quiet_period().await;
+    // `message` was the last event: once nothing is pending for any of the
+    // three, what each got is all it gets.
+    for rx in [&all, &messages, &connection] {
+        wait_until_idle(&server, "s", &rx.url()).await;
+    }
     assert_eq!(events(&all), ["connected", "disconnected", "message"]);
     assert_eq!(events(&messages), ["message"]);
     assert_eq!(events(&connection), ["connected", "disconnected"]);

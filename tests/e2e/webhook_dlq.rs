@@ -22,7 +22,7 @@ fn text_of(entry: &Value) -> String {
         .to_owned()
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_dead_letter_queue_and_its_secret_survive_a_restart() {
     let mut server = TestServer::start_with(|c| c.webhooks.max_attempts = 1).await;
     server.paired_session("s").await;
@@ -64,7 +64,7 @@ async fn the_dead_letter_queue_and_its_secret_survive_a_restart() {
     assert_eq!(replayed.body, first.body);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_dead_letter_queue_keeps_only_the_newest_entries_up_to_its_capacity() {
     let server = TestServer::start_with(|c| {
         c.webhooks.max_attempts = 1;
@@ -93,7 +93,7 @@ async fn the_dead_letter_queue_keeps_only_the_newest_entries_up_to_its_capacity(
     assert_eq!(texts, ["m3", "m2"], "newest first; the oldest was evicted");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replayed_entry_is_removed_and_redelivered_with_the_same_delivery_id_and_a_fresh_signature()
  {
     let server = TestServer::start_with(|c| c.webhooks.max_attempts = 1).await;
@@ -118,8 +118,17 @@ async fn a_replayed_entry_is_removed_and_redelivered_with_the_same_delivery_id_a
     let first = rx.requests().remove(0);
     assert!(verify_v2("replay-secret", &first));
 
-    // Timestamps are in seconds: let one pass so a fresh one can be told apart.
-    tokio::time::sleep(ms(1100)).await;
+    // Timestamps are in seconds: wait for the next one so a fresh one can be
+    // told apart.
+    let first_ts: i64 = first
+        .header("x-webhook-timestamp")
+        .unwrap()
+        .parse()
+        .unwrap();
+    eventually("the clock to reach the next second", || async {
+        (switchboard_tests::receiver::unix_now() > first_ts).then_some(())
+    })
+    .await;
     rx.set(Respond::Ok);
     let answer = server
         .post_empty(&replay_path(&entry["id"]))
@@ -165,7 +174,7 @@ async fn a_replayed_entry_is_removed_and_redelivered_with_the_same_delivery_id_a
         .expect_error(404, "dlq_entry_not_found");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replay_that_fails_again_is_queued_as_a_new_entry() {
     let server = TestServer::start_with(|c| {
         c.webhooks.max_attempts = 2;

@@ -36,7 +36,7 @@ fn text_of(entry: &Value) -> String {
     envelope["data"]["text"].as_str().unwrap().to_owned()
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_url_past_its_backlog_limit_dead_letters_its_oldest_deliveries_as_backlog_full() {
     let server = TestServer::start_with(|c| {
         c.webhooks.backlog_limit = 3;
@@ -116,7 +116,7 @@ async fn a_url_past_its_backlog_limit_dead_letters_its_oldest_deliveries_as_back
     assert!(idle.requests().is_empty());
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delivery_waiting_for_its_retry_resumes_after_a_restart_with_its_delivery_id() {
     let mut server = TestServer::start_with(|c| {
         c.webhooks.max_attempts = 3;
@@ -162,6 +162,5 @@ async fn a_delivery_waiting_for_its_retry_resumes_after_a_restart_with_its_deliv
         (status["diagnostics"]["webhooks"][0]["pending"] == 0).then_some(())
     })
     .await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(rx.count(), 2);
 }

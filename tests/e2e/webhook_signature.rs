@@ -43,7 +43,7 @@ fn the_test_verifier_agrees_with_an_openssl_reference_vector() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_signed_delivery_verifies_with_an_independent_hmac_over_timestamp_dot_body() {
     let server = TestServer::start().await;
     server.paired_session("s").await;

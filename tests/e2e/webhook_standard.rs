@@ -15,7 +15,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Value, json};
 use switchboard_tests::process::Lines;
 use switchboard_tests::receiver::{
-    Received, Respond, TestReceiver, add_webhook, dlq, inbound, ms, quiet_period, wait_for_dlq,
+    Received, Respond, TestReceiver, add_webhook, dlq, inbound, ms, wait_for_dlq, wait_until_idle,
 };
 use switchboard_tests::{TestServer, eventually};
 use tokio::process::{Child, Command};
@@ -131,6 +131,8 @@ impl StandardReceiver {
                 break base;
             }
             if let Ok(Some(status)) = child.try_wait() {
+                // Not synchronisation: the start has failed either way; this
+                // lets the reader collect stderr for the panic message.
                 tokio::time::sleep(ms(100)).await;
                 panic!(
                     "the receiver exited ({status}) before listening\nstderr:\n{}",
@@ -142,6 +144,7 @@ impl StandardReceiver {
                 "the receiver did not say it listens\nstderr:\n{}",
                 stderr.text()
             );
+            // Polls its output, with the deadline above.
             tokio::time::sleep(ms(20)).await;
         };
         StandardReceiver {
@@ -251,7 +254,7 @@ async fn standard_hook(server: &TestServer, url: &str, secret: Option<&str>) -> 
     add_webhook(server, "s", body).await
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_standard_delivery_verifies_with_the_standardwebhooks_package_and_a_tampered_one_is_refused()
  {
     let server = TestServer::start().await;
@@ -322,7 +325,7 @@ async fn every_standard_delivery_verifies_with_the_standardwebhooks_package_and_
     assert_eq!(ids.len(), texts.len(), "one webhook-id per event");
 
     // The gateway counted the 204s as delivered: nothing retried, nothing dead.
-    quiet_period().await;
+    wait_until_idle(&server, "s", &rx.url()).await;
     assert_eq!(rx.results().await.len(), texts.len(), "no retries");
     assert!(dlq(&server, "s").await.is_empty());
 
@@ -356,7 +359,7 @@ async fn every_standard_delivery_verifies_with_the_standardwebhooks_package_and_
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_standard_webhook_registered_with_its_own_whsec_secret_signs_with_that_secret() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -372,7 +375,7 @@ async fn a_standard_webhook_registered_with_its_own_whsec_secret_signs_with_that
     assert_eq!(got[0]["envelope"]["data"]["text"], "own secret");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn webhook_id_stays_the_same_across_retries_and_a_dlq_replay_and_every_attempt_verifies() {
     let server = TestServer::start_with(|c| {
         c.webhooks.max_attempts = 2;
@@ -429,7 +432,7 @@ async fn webhook_id_stays_the_same_across_retries_and_a_dlq_replay_and_every_att
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn registration_names_signature_scheme_when_unknown_and_secret_when_it_is_no_whsec_key() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -458,7 +461,7 @@ async fn registration_names_signature_scheme_when_unknown_and_secret_when_it_is_
     assert_eq!(list["count"], 0, "nothing refused was registered: {list}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_scheme_defaults_to_switchboard_and_is_listed_and_kept_across_a_restart() {
     let mut server = TestServer::start().await;
     server.paired_session("s").await;
@@ -512,7 +515,7 @@ async fn the_scheme_defaults_to_switchboard_and_is_listed_and_kept_across_a_rest
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_switchboard_webhook_gets_the_v2_headers_and_none_of_the_standard_ones() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -541,7 +544,7 @@ fn message_id_of(result: &Value) -> String {
         .to_owned()
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn standard_deliveries_owed_at_a_sigkill_verify_with_the_package_after_the_restart() {
     let dir = tempfile::tempdir().expect("a data directory");
     let start = || {

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use switchboard_tests::TestServer;
 use switchboard_tests::receiver::{
     Respond, TestReceiver, add_webhook, diagnostics, dlq, inbound, is_uuid, message_hook, ms,
-    quiet_period, wait_for_dlq,
+    wait_for_dlq, wait_until_idle,
 };
 
 const HOOKS: &str = "/api/v1/sessions/s/webhooks";
@@ -19,7 +19,7 @@ fn find<'a>(list: &'a Value, id: &Value) -> &'a Value {
         .unwrap_or_else(|| panic!("webhook {id} is not listed: {list}"))
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_registered_webhook_answers_201_defaults_to_all_events_and_is_listed() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -59,7 +59,7 @@ async fn a_registered_webhook_answers_201_defaults_to_all_events_and_is_listed()
     assert_eq!(s["enabled"], true);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn registration_refuses_bad_urls_unknown_events_and_empty_event_lists() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -130,7 +130,7 @@ async fn registration_refuses_bad_urls_unknown_events_and_empty_event_lists() {
         .expect_error(404, "session_not_found");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn internal_urls_are_refused_unless_private_targets_are_allowed() {
     let server = TestServer::start_with(|c| c.webhooks.allow_private = false).await;
     server.paired_session("s").await;
@@ -153,7 +153,7 @@ async fn internal_urls_are_refused_unless_private_targets_are_allowed() {
     add_webhook(&server, "s", json!({ "url": "https://1.1.1.1/hook" })).await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn webhook_routes_need_the_bearer_token() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -179,7 +179,7 @@ async fn webhook_routes_need_the_bearer_token() {
     assert_eq!(server.get(HOOKS).await.expect(200)["count"], 0);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deleted_webhook_gets_no_more_events_and_deleting_it_again_is_a_404() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -205,11 +205,27 @@ async fn a_deleted_webhook_gets_no_more_events_and_deleting_it_again_is_a_404() 
 
     inbound(&server, "s", "after the delete").await;
     kept.wait_for(1).await;
-    quiet_period().await;
-    assert_eq!(gone.count(), 0, "a deleted webhook is not called");
+    // The same URL registered again gets only what comes after: once a
+    // later event has reached it and nothing is pending for the URL, a
+    // delivery the deleted webhook still had would have arrived too.
+    add_webhook(
+        &server,
+        "s",
+        json!({ "url": gone.url(), "events": ["message"] }),
+    )
+    .await;
+    inbound(&server, "s", "marker").await;
+    gone.wait_for(1).await;
+    wait_until_idle(&server, "s", &gone.url()).await;
+    let texts: Vec<Value> = gone
+        .requests()
+        .iter()
+        .map(|r| r.json()["data"]["text"].clone())
+        .collect();
+    assert_eq!(texts, [json!("marker")], "a deleted webhook is not called");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_status_reports_one_diagnostics_entry_per_distinct_webhook_url() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -245,7 +261,7 @@ async fn the_status_reports_one_diagnostics_entry_per_distinct_webhook_url() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn enabling_a_healthy_webhook_succeeds_and_changes_nothing() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -267,7 +283,7 @@ async fn enabling_a_healthy_webhook_succeeds_and_changes_nothing() {
     assert_eq!(rx.wait_for(1).await[0].event(), "message");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replaying_an_unknown_dead_letter_entry_is_a_404() {
     let server = TestServer::start().await;
     server.paired_session("s").await;
@@ -285,7 +301,7 @@ async fn replaying_an_unknown_dead_letter_entry_is_a_404() {
         .expect_error(404, "session_not_found");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deleting_the_session_removes_its_webhooks_and_dead_letters() {
     let server = TestServer::start_with(|c| c.webhooks.max_attempts = 1).await;
     server.paired_session("s").await;
@@ -310,12 +326,33 @@ async fn deleting_the_session_removes_its_webhooks_and_dead_letters() {
     let fresh = message_hook(&server, "s").await;
     inbound(&server, "s", "new life").await;
     fresh.wait_for(1).await;
-    quiet_period().await;
-    assert_eq!(old.count(), 1, "the old webhook is gone for good");
+    // The old URL registered in the new session gets only what comes
+    // after: once a later event has reached it and nothing is pending for
+    // it, `new life` would be there had the old webhook survived.
+    old.set(Respond::Ok);
+    add_webhook(
+        &server,
+        "s",
+        json!({ "url": old.url(), "events": ["message"] }),
+    )
+    .await;
+    inbound(&server, "s", "marker").await;
+    old.wait_for(2).await;
+    wait_until_idle(&server, "s", &old.url()).await;
+    let texts: Vec<Value> = old
+        .requests()
+        .iter()
+        .map(|r| r.json()["data"]["text"].clone())
+        .collect();
+    assert_eq!(
+        texts,
+        [json!("dead-lettered"), json!("marker")],
+        "the old webhook is gone for good"
+    );
     assert!(dlq(&server, "s").await.is_empty());
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_retry_still_pending_when_the_session_is_deleted_leaves_no_dead_letter_behind() {
     let server = TestServer::start_with(|c| {
         c.webhooks.max_attempts = 2;
@@ -331,12 +368,24 @@ async fn a_retry_still_pending_when_the_session_is_deleted_leaves_no_dead_letter
     // The first attempt failed; its retry is waiting. Delete and re-create.
     server.delete("/api/v1/sessions/s").await.expect(200);
     server.paired_session("s").await;
-    // Long enough for the pending retry to have run and failed if it still runs.
-    tokio::time::sleep(ms(800)).await;
-    quiet_period().await;
+    // The same URL in the new session, failing the same way: its event is
+    // dead-lettered after its own retry, which is due after the old one, so
+    // by then the old retry, had it survived, would have been dead-lettered.
+    add_webhook(
+        &server,
+        "s",
+        json!({ "url": rx.url(), "events": ["message"] }),
+    )
+    .await;
+    inbound(&server, "s", "marker").await;
+    wait_for_dlq(&server, "s", 1).await;
+    wait_until_idle(&server, "s", &rx.url()).await;
     let entries = dlq(&server, "s").await;
-    assert!(
-        entries.is_empty(),
+    assert_eq!(
+        entries.len(),
+        1,
         "the old session's delivery must not surface in the new session's DLQ: {entries:?}"
     );
+    let payload: Value = serde_json::from_str(entries[0]["payload"].as_str().unwrap()).unwrap();
+    assert_eq!(payload["data"]["text"], "marker", "{payload}");
 }

@@ -68,7 +68,7 @@ fn text(t: &str) -> wa::Message {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_handed_to_the_hook_is_stored_before_the_hook_returns() {
     let server = server().await;
     let hook = server
@@ -108,7 +108,7 @@ async fn a_message_handed_to_the_hook_is_stored_before_the_hook_returns() {
     assert_eq!(server.inbound_messages("wa").await.len(), 2);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hook_that_cannot_store_fails_so_the_batch_stays_unacknowledged() {
     let server = server().await;
     let hook = server
@@ -123,7 +123,7 @@ async fn a_hook_that_cannot_store_fails_so_the_batch_stays_unacknowledged() {
     assert!(failed.contains("session"), "{failed}");
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn revokes_edits_and_poll_votes_arrive_as_their_own_events() {
     let server = server().await;
     let hook = server

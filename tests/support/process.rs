@@ -77,7 +77,9 @@ impl GatewayProcess {
                 };
             }
             if let Ok(Some(status)) = child.try_wait() {
-                // Let the readers reach the end of what it wrote.
+                // Not synchronisation: the start has failed either way; this
+                // lets the readers reach the end of what it wrote, for the
+                // panic message.
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 panic!(
                     "the gateway exited ({status}) before listening\nstdout:\n{}\nstderr:\n{}",
@@ -91,6 +93,7 @@ impl GatewayProcess {
                 stdout.text(),
                 stderr.text()
             );
+            // Polls the log, with the deadline above.
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }

@@ -242,6 +242,8 @@ async fn record(
         Respond::Ok => StatusCode::OK.into_response(),
         Respond::Status(s) => status(s),
         Respond::Slow(pause, s) => {
+            // A slow receiver is what is being simulated: the pause is the
+            // configured answer time, not a wait for anything.
             tokio::time::sleep(pause).await;
             status(s)
         }
@@ -316,12 +318,17 @@ pub fn unix_now() -> i64 {
         .as_secs() as i64
 }
 
-/// Gives a delivery that should not happen a moment to show up. Only ever
-/// used before asserting that something did NOT arrive, after a positive
-/// barrier: on a slow machine it can only make such a test pass wrongly, never
-/// fail wrongly.
-pub async fn quiet_period() {
-    tokio::time::sleep(ms(250)).await;
+/// Waits until the gateway has nothing pending for `url` (no delivery
+/// ready, waiting for a retry or in flight). Called once a marker, an event
+/// published after the one that must not arrive, has arrived: events are
+/// published in order, so the one that must not arrive was planned (or
+/// dropped) before the marker, and once nothing is pending every delivery
+/// planned for the URL has been made. A count read after this is final.
+pub async fn wait_until_idle(server: &TestServer, session: &str, url: &str) {
+    wait_for_diagnostic(server, session, url, "nothing pending", |d| {
+        d["pending"] == 0
+    })
+    .await;
 }
 
 /// `POST /api/v1/sessions/{session}/webhooks`, expecting 201; returns the body.

@@ -132,7 +132,9 @@ impl EventStream {
     }
 
     /// The next event; `None` once the gateway ended the stream.
+    /// Panics when none comes within [`PATIENCE`].
     pub async fn next(&mut self) -> Option<SseEvent> {
+        let deadline = tokio::time::Instant::now() + PATIENCE;
         loop {
             if let Some(e) = self.ready.pop_front() {
                 return Some(e);
@@ -140,6 +142,10 @@ impl EventStream {
             if self.ended {
                 return None;
             }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no event within {PATIENCE:?}"
+            );
             self.fill().await;
         }
     }
@@ -152,9 +158,15 @@ impl EventStream {
 
     /// Reads envelopes until one satisfies `pred`; returns every envelope read,
     /// the matching one last.
+    /// Panics when none matches within [`PATIENCE`].
     pub async fn until(&mut self, pred: impl Fn(&Value) -> bool) -> Vec<Value> {
+        let deadline = tokio::time::Instant::now() + PATIENCE;
         let mut seen = Vec::new();
         loop {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no matching envelope within {PATIENCE:?}; read: {seen:?}"
+            );
             let env = self.next_envelope().await;
             let done = pred(&env);
             seen.push(env);
