@@ -1,6 +1,17 @@
-//! Blasts across a stop: a restart mid-job finishes the job with every
-//! recipient sent once, and a send a crash cut off between "sending" and
-//! "sent" is resolved by asking the network instead of sending twice.
+//! Blasts across a stop, and the recovery of a send a crash cut off.
+//!
+//! Real crashes (SIGKILL of the binary mid-job, mid-batch and mid-send) are
+//! in `crash_blasts.rs`. What stays here:
+//!
+//! - a *graceful* restart mid-job, which a kill does not exercise: the send
+//!   in flight finishes and is recorded before the stop;
+//! - unit-level tests of the recovery code, on a crash state built by hand
+//!   while the gateway is stopped: a recipient left `sending` whose message
+//!   the network already has ("landed"), and one it never got ("lost"). A
+//!   kill reaches the "landed" state only if it falls between the sim's
+//!   outbox commit and the gateway's "sent" write, a window of a group
+//!   commit that no observable condition lets a test aim at; building the
+//!   state makes both branches of the recovery deterministic.
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -1,4 +1,18 @@
 //! Scheduled sends across restarts: sent late, never twice.
+//!
+//! Real crashes (SIGKILL of the binary while sends are scheduled, mid-way
+//! through due sends, and inside the network call) are in
+//! `crash_scheduled.rs`. What stays here:
+//!
+//! - *graceful* restarts, one long enough for sends to come due while the
+//!   gateway is down, which a kill does not exercise;
+//! - unit-level tests of the recovery code, on a crash state built by hand
+//!   while the gateway is stopped: a send left `sending` whose message the
+//!   network already has, and one it never got. A kill reaches the first
+//!   state only if it falls between the sim's outbox commit and the
+//!   scheduler's "sent" write, a window of a group commit that no observable
+//!   condition lets a test aim at; building the state makes both branches of
+//!   the recovery deterministic (and checks `attempts` on each).
 
 use std::time::Duration;
 

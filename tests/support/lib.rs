@@ -2,6 +2,7 @@
 //! data directory, and a real HTTP client that speaks to it.
 
 pub mod assembled;
+pub mod crash;
 pub mod plugins;
 pub mod process;
 pub mod readme;
