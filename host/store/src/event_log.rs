@@ -10,8 +10,10 @@
 
 use redb::{ReadableTable, WriteTransaction};
 
-use super::outbox::{NewDelivery, OutboxKey, Removals, add_deliveries, encode_row, remove_rows};
-use super::tables::{EVENT_COUNT_KEY, EVENT_LOG, EVENT_PRUNED_KEY, EVENT_SEQ_KEY, META};
+use super::outbox::{NewDelivery, OutboxKey, OutboxTables, Removals, encode_row};
+use super::tables::{
+    EVENT_COUNT_KEY, EVENT_LOG, EVENT_PRUNED_KEY, EVENT_SEQ_KEY, MESSAGE_SEQ_KEY, MESSAGES, META,
+};
 use super::{Store, StoreError, StoreResult, encode};
 use crate::domain::message::MessageRecord;
 
@@ -262,8 +264,6 @@ impl Prepared {
             self.removals = Some(removals.take());
         }
         let result = self.apply_event(tx);
-        let taken = self.removals.as_deref().unwrap_or_default();
-        let result = result.and_then(|evicted| remove_rows(tx, taken).map(|()| evicted));
         if result.is_err() {
             // This transaction is dropped; if the job runs again (its batch
             // failed) it takes them from the shared list once more.
@@ -272,55 +272,77 @@ impl Prepared {
         result
     }
 
+    /// Each table is opened once: a write per event is the hot path of the
+    /// whole gateway, and every open and close of a table costs a lookup
+    /// and a root update.
     fn apply_event(&mut self, tx: &WriteTransaction) -> StoreResult<Vec<OutboxKey>> {
+        let mut meta = tx.open_table(META)?;
         if let Some((session_id, bytes)) = &self.message {
-            super::messages::append_in(tx, session_id, bytes)?;
+            let seq = get(&meta, MESSAGE_SEQ_KEY)? + 1;
+            meta.insert(MESSAGE_SEQ_KEY, seq)?;
+            tx.open_table(MESSAGES)?
+                .insert((session_id.as_str(), seq), bytes.as_slice())?;
         }
+        let taken = self.removals.as_deref().unwrap_or_default();
         if self.logged.is_none() && self.deliveries.is_empty() {
+            if !taken.is_empty() {
+                OutboxTables::open(tx)?.remove(taken)?;
+            }
             return Ok(Vec::new());
         }
-        {
-            let mut meta = tx.open_table(META)?;
-            let last = meta.get(EVENT_SEQ_KEY)?.map(|v| v.value()).unwrap_or(0);
-            if last < self.seq {
-                meta.insert(EVENT_SEQ_KEY, self.seq)?;
-            }
+        if get(&meta, EVENT_SEQ_KEY)? < self.seq {
+            meta.insert(EVENT_SEQ_KEY, self.seq)?;
         }
         if let Some(row) = &self.logged {
-            tx.open_table(EVENT_LOG)?.insert(self.seq, row.as_slice())?;
-            let count = meta(tx, EVENT_COUNT_KEY)? + 1;
+            let mut log = tx.open_table(EVENT_LOG)?;
+            log.insert(self.seq, row.as_slice())?;
+            let count = get(&meta, EVENT_COUNT_KEY)? + 1;
             if count > self.log_limit + PRUNE_SLACK {
-                self.prune_to_limit(tx, count)?;
+                self.prune_to_limit(&mut log, &mut meta, count)?;
             } else {
-                set_meta(tx, EVENT_COUNT_KEY, count)?;
+                meta.insert(EVENT_COUNT_KEY, count)?;
             }
         }
-        add_deliveries(
+        drop(meta);
+        let mut outbox = OutboxTables::open(tx)?;
+        let evicted = outbox.add(
             tx,
             self.seq,
             &self.deliveries,
             self.backlog_limit,
             self.dlq_capacity,
-        )
+        )?;
+        outbox.remove(taken)?;
+        Ok(evicted)
     }
 
     /// Drops the oldest rows down to the log's limit.
-    fn prune_to_limit(&self, tx: &WriteTransaction, count: u64) -> StoreResult<()> {
+    fn prune_to_limit(
+        &self,
+        log: &mut redb::Table<'_, u64, &'static [u8]>,
+        meta: &mut redb::Table<'_, &'static str, u64>,
+        count: u64,
+    ) -> StoreResult<()> {
         let excess = count - self.log_limit;
         let mut last = 0u64;
         let mut gone = 0u64;
-        {
-            let mut t = tx.open_table(EVENT_LOG)?;
-            while gone < excess {
-                let Some((k, _)) = t.pop_first()? else { break };
-                last = k.value();
-                gone += 1;
-            }
+        while gone < excess {
+            let Some((k, _)) = log.pop_first()? else {
+                break;
+            };
+            last = k.value();
+            gone += 1;
         }
-        set_meta(tx, EVENT_COUNT_KEY, count - gone)?;
-        let pruned = meta(tx, EVENT_PRUNED_KEY)?.max(last);
-        set_meta(tx, EVENT_PRUNED_KEY, pruned)
+        meta.insert(EVENT_COUNT_KEY, count - gone)?;
+        let pruned = get(meta, EVENT_PRUNED_KEY)?.max(last);
+        meta.insert(EVENT_PRUNED_KEY, pruned)?;
+        Ok(())
     }
+}
+
+/// A counter in the open meta table (0 when unset).
+fn get(meta: &redb::Table<'_, &'static str, u64>, key: &str) -> StoreResult<u64> {
+    Ok(meta.get(key)?.map(|v| v.value()).unwrap_or(0))
 }
 
 #[cfg(test)]

@@ -83,21 +83,111 @@ pub(crate) fn remove_rows(tx: &WriteTransaction, keys: &[OutboxKey]) -> StoreRes
     if keys.is_empty() {
         return Ok(());
     }
-    let mut gone: HashMap<&str, i64> = HashMap::new();
-    {
-        let mut t = tx.open_table(WEBHOOK_OUTBOX)?;
+    OutboxTables::open(tx)?.remove(keys)
+}
+
+/// The outbox's two tables, opened once for everything one event's write
+/// does to them: opening a table costs a lookup, and closing it a write of
+/// its root, so a write that reopened them per delivery paid that many
+/// times over.
+pub(crate) struct OutboxTables<'t> {
+    rows: redb::Table<'t, (&'static str, u64, &'static str), &'static [u8]>,
+    depth: redb::Table<'t, &'static str, u64>,
+}
+
+impl<'t> OutboxTables<'t> {
+    /// Opens both tables in `tx`.
+    pub(crate) fn open(tx: &'t WriteTransaction) -> StoreResult<Self> {
+        Ok(Self {
+            rows: tx.open_table(WEBHOOK_OUTBOX)?,
+            depth: tx.open_table(WEBHOOK_OUTBOX_DEPTH)?,
+        })
+    }
+
+    /// Removes delivered rows (those already gone are skipped).
+    pub(crate) fn remove(&mut self, keys: &[OutboxKey]) -> StoreResult<()> {
+        let mut gone: HashMap<&str, i64> = HashMap::new();
         for key in keys {
-            if t.remove((key.url.as_str(), key.seq, key.delivery_id.as_str()))?
+            if self
+                .rows
+                .remove((key.url.as_str(), key.seq, key.delivery_id.as_str()))?
                 .is_some()
             {
                 *gone.entry(key.url.as_str()).or_default() -= 1;
             }
         }
+        for (url, by) in gone {
+            bump_depth(&mut self.depth, url, by)?;
+        }
+        Ok(())
     }
-    for (url, by) in gone {
-        add_depth(tx, url, by)?;
+
+    /// Records the deliveries of the event `seq`; a URL past
+    /// `backlog_limit` has its oldest deliveries moved to the dead-letter
+    /// queue (each session's bounded by `dlq_capacity`) in `tx`. Returns the
+    /// keys moved.
+    pub(crate) fn add(
+        &mut self,
+        tx: &WriteTransaction,
+        seq: u64,
+        rows: &[(String, String, Vec<u8>)],
+        backlog_limit: usize,
+        dlq_capacity: usize,
+    ) -> StoreResult<Vec<OutboxKey>> {
+        let mut evicted = Vec::new();
+        for (url, delivery_id, value) in rows {
+            self.rows
+                .insert((url.as_str(), seq, delivery_id.as_str()), value.as_slice())?;
+            let depth = bump_depth(&mut self.depth, url, 1)?;
+            let over = depth.saturating_sub(backlog_limit.max(1) as u64);
+            if over > 0 {
+                evicted.extend(self.evict_oldest(tx, url, over, backlog_limit, dlq_capacity)?);
+            }
+        }
+        Ok(evicted)
     }
-    Ok(())
+
+    /// Moves a URL's `n` oldest deliveries to the dead-letter queue.
+    fn evict_oldest(
+        &mut self,
+        tx: &WriteTransaction,
+        url: &str,
+        n: u64,
+        limit: usize,
+        dlq_capacity: usize,
+    ) -> StoreResult<Vec<OutboxKey>> {
+        let keys: Vec<(u64, String)> = self
+            .rows
+            .range((url, 0u64, "")..=(url, u64::MAX, "\u{10FFFF}"))?
+            .take(usize::try_from(n).unwrap_or(usize::MAX))
+            .map(|row| row.map(|(k, _)| (k.value().1, k.value().2.to_owned())))
+            .collect::<Result<_, _>>()?;
+        let mut moved = Vec::with_capacity(keys.len());
+        for (seq, id) in keys {
+            let Some(value) = self
+                .rows
+                .remove((url, seq, id.as_str()))?
+                .map(|v| v.value().to_vec())
+            else {
+                continue;
+            };
+            let (d, payload) = decode_row(&value)?;
+            let entry = dead_letter_entry(
+                d,
+                &payload,
+                format!("backlog_full: more than {limit} deliveries were pending for this URL"),
+                DlqReason::BacklogFull,
+            );
+            push_dlq_in(tx, &entry, dlq_capacity)?;
+            moved.push(OutboxKey {
+                url: url.to_owned(),
+                seq,
+                delivery_id: id,
+            });
+        }
+        bump_depth(&mut self.depth, url, -(moved.len() as i64))?;
+        Ok(moved)
+    }
 }
 
 /// Encodes a row's value.
@@ -132,7 +222,11 @@ fn corrupt(what: &str) -> StoreError {
 
 /// Adds `by` (possibly negative) to a URL's depth.
 fn add_depth(tx: &WriteTransaction, url: &str, by: i64) -> StoreResult<u64> {
-    let mut t = tx.open_table(WEBHOOK_OUTBOX_DEPTH)?;
+    bump_depth(&mut tx.open_table(WEBHOOK_OUTBOX_DEPTH)?, url, by)
+}
+
+/// Adds `by` (possibly negative) to a URL's depth in the open depth table.
+fn bump_depth(t: &mut redb::Table<'_, &'static str, u64>, url: &str, by: i64) -> StoreResult<u64> {
     let now = t.get(url)?.map(|v| v.value()).unwrap_or(0);
     let next = now.saturating_add_signed(by);
     if next == 0 {
@@ -141,74 +235,6 @@ fn add_depth(tx: &WriteTransaction, url: &str, by: i64) -> StoreResult<u64> {
         t.insert(url, next)?;
     }
     Ok(next)
-}
-
-/// Records the deliveries of the event `seq` inside `tx`; a URL past
-/// `backlog_limit` has its oldest deliveries moved to the dead-letter queue
-/// (each session's queue bounded by `dlq_capacity`). Returns the keys moved.
-pub(crate) fn add_deliveries(
-    tx: &WriteTransaction,
-    seq: u64,
-    rows: &[(String, String, Vec<u8>)],
-    backlog_limit: usize,
-    dlq_capacity: usize,
-) -> StoreResult<Vec<OutboxKey>> {
-    let mut evicted = Vec::new();
-    for (url, delivery_id, value) in rows {
-        tx.open_table(WEBHOOK_OUTBOX)?
-            .insert((url.as_str(), seq, delivery_id.as_str()), value.as_slice())?;
-        let depth = add_depth(tx, url, 1)?;
-        let over = depth.saturating_sub(backlog_limit.max(1) as u64);
-        if over > 0 {
-            evicted.extend(evict_oldest(tx, url, over, backlog_limit, dlq_capacity)?);
-        }
-    }
-    Ok(evicted)
-}
-
-/// Moves a URL's `n` oldest deliveries to the dead-letter queue.
-fn evict_oldest(
-    tx: &WriteTransaction,
-    url: &str,
-    n: u64,
-    limit: usize,
-    dlq_capacity: usize,
-) -> StoreResult<Vec<OutboxKey>> {
-    let mut taken = Vec::new();
-    {
-        let mut t = tx.open_table(WEBHOOK_OUTBOX)?;
-        let keys: Vec<(u64, String)> = t
-            .range((url, 0u64, "")..=(url, u64::MAX, "\u{10FFFF}"))?
-            .take(usize::try_from(n).unwrap_or(usize::MAX))
-            .map(|row| row.map(|(k, _)| (k.value().1, k.value().2.to_owned())))
-            .collect::<Result<_, _>>()?;
-        for (seq, id) in keys {
-            if let Some(v) = t.remove((url, seq, id.as_str()))? {
-                taken.push((
-                    OutboxKey {
-                        url: url.to_owned(),
-                        seq,
-                        delivery_id: id,
-                    },
-                    v.value().to_vec(),
-                ));
-            }
-        }
-    }
-    add_depth(tx, url, -(taken.len() as i64))?;
-    let mut keys = Vec::with_capacity(taken.len());
-    for (key, value) in taken {
-        let (d, payload) = decode_row(&value)?;
-        let entry = dead_letter_entry(
-            d,
-            &payload,
-            format!("backlog_full: more than {limit} deliveries were pending for this URL"),
-            DlqReason::BacklogFull,
-        );
-        push_dlq_in(tx, &entry, dlq_capacity)?;
-        keys.push(key);
-    }
-    Ok(keys)
 }
 
 /// The dead-letter entry of a delivery.
