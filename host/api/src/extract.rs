@@ -1,6 +1,7 @@
 //! Extractors whose rejections are API errors: a JSON body (415 without a
 //! JSON content type, 413 over the body limit, 400 naming the field that does
-//! not fit), query strings and path segments.
+//! not fit), a raw body (413 over the body limit), query strings and path
+//! segments.
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
@@ -13,6 +14,9 @@ use super::error::ApiError;
 
 /// A JSON request body.
 pub struct ApiJson<T>(pub T);
+
+/// A raw request body, such as a plugin component's bytes.
+pub struct ApiBytes(pub Bytes);
 
 /// A JSON request body that may be absent: an empty body, or the JSON
 /// `null` the document's optional body allows, is `T::default()`.
@@ -185,6 +189,14 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
             return Err(unsupported_media_type());
         }
         parse_json(&bytes).map(ApiJson)
+    }
+}
+
+impl<S: Send + Sync> FromRequest<S> for ApiBytes {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        body_bytes(req, state).await.map(ApiBytes)
     }
 }
 

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::AppState;
 use super::error::{ApiError, ApiResult};
-use super::extract::{ApiJson, ApiPath, ApiQuery};
+use super::extract::{ApiBytes, ApiJson, ApiPath, ApiQuery};
 use crate::openapi::common::{PluginPath, SuccessMessage};
 use switchboard_plugins::directory::DirectoryView;
 use switchboard_plugins::model::Binding;
@@ -115,7 +115,7 @@ fn non_empty(bytes: &Bytes) -> ApiResult<()> {
 async fn upload(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<UploadQuery>,
-    body: Bytes,
+    ApiBytes(body): ApiBytes,
 ) -> ApiResult<(StatusCode, Json<PluginView>)> {
     non_empty(&body)?;
     let view = blocking(&state.plugins, move |p| p.upload(&body, q.name)).await?;
@@ -191,7 +191,7 @@ async fn get_one(
 async fn replace(
     State(state): State<AppState>,
     ApiPath(PluginPath { id }): ApiPath<PluginPath>,
-    body: Bytes,
+    ApiBytes(body): ApiBytes,
 ) -> ApiResult<Json<PluginView>> {
     non_empty(&body)?;
     let view = blocking(&state.plugins, move |p| p.replace(&id, &body)).await?;
