@@ -14,6 +14,7 @@ mod contacts_directory;
 mod contacts_lookup;
 mod contacts_query;
 mod contacts_support;
+mod crash_blast_cancel;
 mod crash_blasts;
 mod crash_intake;
 mod crash_scheduled;

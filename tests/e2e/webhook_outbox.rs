@@ -164,3 +164,94 @@ async fn a_delivery_waiting_for_its_retry_resumes_after_a_restart_with_its_deliv
     .await;
     assert_eq!(rx.count(), 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clean_stop_with_first_attempts_still_queued_dead_letters_nothing_and_delivers_all_after_restart()
+ {
+    const EVENTS: usize = 6;
+    const IN_FLIGHT: usize = 2;
+    let mut server = TestServer::start_with(|c| {
+        c.webhooks.concurrency_per_url = IN_FLIGHT;
+        // The receiver never answers before the stop; no attempt may time
+        // out and be retried meanwhile.
+        c.webhooks.timeout = Duration::from_secs(300);
+    })
+    .await;
+    server.paired_session("s").await;
+    let rx = TestReceiver::start().await;
+    rx.set(Respond::Hang);
+    add_webhook(
+        &server,
+        "s",
+        json!({ "url": rx.url(), "events": ["message"] }),
+    )
+    .await;
+    for n in 0..EVENTS {
+        inbound(&server, "s", &format!("queued {n}")).await;
+    }
+    // Every delivery is recorded; the lane has its two attempts in flight
+    // and the rest wait for their first attempt.
+    eventually("every delivery pending", || async {
+        let status = server.get("/api/v1/sessions/s/status").await.expect(200);
+        (status["diagnostics"]["webhooks"][0]["pending"] == EVENTS).then_some(())
+    })
+    .await;
+    let attempted = rx.wait_for(IN_FLIGHT).await;
+    assert_eq!(
+        rx.count(),
+        IN_FLIGHT,
+        "first attempts are still queued at the stop"
+    );
+
+    // The receiver works again only once the gateway is down.
+    server
+        .restart_after(|_| async { rx.set(Respond::Ok) })
+        .await;
+    let all = rx.wait_for(IN_FLIGHT + EVENTS).await;
+    eventually("the backlog to empty", || async {
+        let status = server.get("/api/v1/sessions/s/status").await.expect(200);
+        (status["diagnostics"]["webhooks"][0]["pending"] == 0).then_some(())
+    })
+    .await;
+    assert!(dlq(&server, "s").await.is_empty(), "nothing dead-lettered");
+
+    // Each event went under one delivery id across the stop: the attempts
+    // cut off by it repeat with theirs, the queued ones keep theirs.
+    let mut ids: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
+        Default::default();
+    for r in rx.requests() {
+        let text = r.json()["data"]["text"].as_str().unwrap().to_owned();
+        ids.entry(text)
+            .or_default()
+            .insert(r.delivery_id().to_owned());
+    }
+    let want: Vec<String> = (0..EVENTS).map(|n| format!("queued {n}")).collect();
+    assert_eq!(
+        ids.keys().cloned().collect::<Vec<_>>(),
+        want,
+        "every event delivered"
+    );
+    for (text, of) in &ids {
+        assert_eq!(of.len(), 1, "{text} went under one delivery id: {of:?}");
+    }
+    for first in &attempted {
+        let again = all[IN_FLIGHT..]
+            .iter()
+            .filter(|r| r.delivery_id() == first.delivery_id())
+            .count();
+        assert_eq!(again, 1, "an attempt cut off by the stop goes once more");
+    }
+    assert_eq!(
+        rx.count(),
+        IN_FLIGHT + EVENTS,
+        "after the restart each event went once"
+    );
+    assert_eq!(
+        sample(
+            &metrics(&server).await,
+            "switchboard_webhook_outbox_resumed_total"
+        ),
+        Some(EVENTS as f64),
+        "every delivery resumed at start"
+    );
+}
