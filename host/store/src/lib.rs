@@ -107,6 +107,31 @@ pub struct Store {
     removals: outbox::Removals,
 }
 
+/// How long opening waits for a database another handle is still closing:
+/// a restart (a supervisor's, or a gateway started again in the same
+/// process) can come while the previous owner's last commit is finishing.
+const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Opens or creates the database file; while its lock is held, tries again
+/// until [`LOCK_PATIENCE`] has passed, then reports it as open elsewhere.
+fn create_waiting_for_lock(path: &Path) -> StoreResult<Database> {
+    let deadline = std::time::Instant::now() + LOCK_PATIENCE;
+    loop {
+        match Database::create(path) {
+            Ok(db) => return Ok(db),
+            Err(redb::DatabaseError::DatabaseAlreadyOpen)
+                if std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(redb::DatabaseError::DatabaseAlreadyOpen) => {
+                return Err(StoreError::AlreadyOpen(path.to_owned()));
+            }
+            Err(other) => return Err(StoreError::Redb(other.into())),
+        }
+    }
+}
+
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Store").finish_non_exhaustive()
@@ -119,10 +144,7 @@ impl Store {
     pub fn open(data_dir: &Path) -> StoreResult<Store> {
         std::fs::create_dir_all(data_dir).map_err(|e| StoreError::Redb(e.into()))?;
         let path = data_dir.join(DB_FILE);
-        let db = Database::create(&path).map_err(|e| match e {
-            redb::DatabaseError::DatabaseAlreadyOpen => StoreError::AlreadyOpen(path.clone()),
-            other => StoreError::Redb(other.into()),
-        })?;
+        let db = create_waiting_for_lock(&path)?;
         let db = Arc::new(db);
         let timings = crate::timings::StoreTimings::default();
         let batch = batch::GroupCommit::start(&db, timings.write_seconds.clone())
@@ -344,5 +366,21 @@ mod tests {
             Store::open(dir.path()),
             Err(StoreError::AlreadyOpen(_))
         ));
+    }
+
+    #[test]
+    fn an_open_waits_for_a_handle_that_is_closing() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = Store::open(dir.path()).unwrap();
+        let (opened, closing) = std::sync::mpsc::channel();
+        let closer = std::thread::spawn(move || {
+            // Dropped only once the second open has begun waiting.
+            closing.recv().unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            drop(first);
+        });
+        opened.send(()).unwrap();
+        Store::open(dir.path()).expect("opens once the first handle is gone");
+        closer.join().unwrap();
     }
 }
