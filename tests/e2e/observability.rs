@@ -315,3 +315,21 @@ async fn json_logs_are_one_object_per_line_and_carry_the_request_id() {
         "a line belongs to the request that wrote it"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sigterm_the_moment_the_gateway_says_it_listens_stops_it_gracefully() {
+    // The signal handlers must be in place before the listening line: a
+    // supervisor may stop the gateway as soon as it has seen it.
+    for _ in 0..3 {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cmd = tokio::process::Command::new(BINARY);
+        cmd.args(["serve", "--listen", "127.0.0.1:0", "--network", "sim"])
+            .arg("--data-dir")
+            .arg(dir.path())
+            .env("API_TOKEN", TOKEN);
+        switchboard_tests::process::GatewayProcess::start(cmd)
+            .await
+            .stop()
+            .await;
+    }
+}
