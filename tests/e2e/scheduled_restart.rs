@@ -32,6 +32,7 @@ async fn sends_that_came_due_while_the_gateway_was_down_go_out_once_after_it_res
     let two = schedule_text(&server, "s", "two", &soon).await;
     let later = schedule_text(&server, "s", "much later", &in_secs(3600)).await;
     server
+        // Configured time passing: the sends fall due while the gateway is down.
         .restart_after(|_| tokio::time::sleep(Duration::from_secs(3)))
         .await;
     wait_for_scheduled(&server, "s", &one, "sent").await;

@@ -404,6 +404,7 @@ async fn settle_and_check(
         if lost.is_empty() || changed_at.elapsed() > STALL || started.elapsed() > DEADLINE {
             break (lost, dead);
         }
+        // Polls the receivers, bounded by STALL and DEADLINE above.
         tokio::time::sleep(Duration::from_millis(250)).await;
     };
 

@@ -237,6 +237,7 @@ async fn hook(
         Behaviour::Flaky if hooks.flaky_recovered.load(Ordering::SeqCst) => StatusCode::OK,
         Behaviour::Flaky => StatusCode::INTERNAL_SERVER_ERROR,
         Behaviour::Slow => {
+            // The slow receiver's own answer time, not a wait for anything.
             tokio::time::sleep(SLOW_ANSWER).await;
             StatusCode::OK
         }
@@ -582,6 +583,7 @@ async fn wait_for<F: std::future::Future<Output = bool>>(what: &str, mut ready: 
     let deadline = Instant::now() + DEADLINE;
     while !ready().await {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        // Polls the condition, with the deadline above.
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }

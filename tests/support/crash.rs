@@ -478,6 +478,7 @@ where
     let deadline = Instant::now() + CRASH_PATIENCE;
     while !ready().await {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        // Polls the condition, with the deadline above.
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
@@ -495,6 +496,7 @@ where
             started.elapsed() < limit,
             "{what} did not happen within {limit:?}"
         );
+        // Polls the condition, with the limit above.
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     started.elapsed()
