@@ -36,10 +36,11 @@ use std::time::{Duration, Instant};
 
 use reqwest::Method;
 use serde_json::Value;
+use switchboard_tests::crash::Api;
 
 use crate::webhook_crash_support::{
-    Api, Behaviour, FIRST, Gateway, Hit, Key, Receiver, SECOND, Storm, THIRD, dlq_entries,
-    owed_keys, round_of, wait_until,
+    Behaviour, FIRST, Gateway, Hit, Key, Receiver, SECOND, Storm, THIRD, dlq_entries, owed_keys,
+    round_of, wait_until,
 };
 
 /// The sessions of the storm.

@@ -21,6 +21,7 @@ use axum::http::{HeaderMap, StatusCode, Uri};
 use reqwest::Method;
 use serde_json::{Value, json};
 use switchboard_tests::TOKEN;
+use switchboard_tests::crash::Api;
 use switchboard_tests::process::GatewayProcess;
 use tokio::process::Command;
 use tokio::task::JoinSet;
@@ -310,10 +311,7 @@ impl Gateway {
                 ("WEBHOOK_DLQ_CAPACITY", "1000000".into()),
             ]);
         let process = GatewayProcess::start(cmd).await;
-        let api = Api {
-            base: process.base.clone(),
-            http: reqwest::Client::new(),
-        };
+        let api = Api::new(&process.base);
         Gateway { process, api }
     }
 
@@ -378,53 +376,6 @@ impl Gateway {
             at,
             dead: Instant::now(),
         }
-    }
-}
-
-#[derive(Clone)]
-pub(crate) struct Api {
-    base: String,
-    http: reqwest::Client,
-}
-
-impl Api {
-    async fn call(
-        &self,
-        method: Method,
-        path: &str,
-        body: Option<Value>,
-    ) -> Result<(u16, Value), reqwest::Error> {
-        let mut req = self
-            .http
-            .request(method, format!("{}{path}", self.base))
-            .bearer_auth(TOKEN);
-        if let Some(body) = body {
-            req = req.json(&body);
-        }
-        let resp = req.send().await?;
-        let status = resp.status().as_u16();
-        let bytes = resp.bytes().await?;
-        Ok((
-            status,
-            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-        ))
-    }
-
-    /// Panics unless the answer has `status`; returns its body.
-    pub(crate) async fn expect(
-        &self,
-        method: Method,
-        path: &str,
-        body: Option<Value>,
-        status: u16,
-    ) -> Value {
-        let what = format!("{method} {path}");
-        let (got, body) = self
-            .call(method, path, body)
-            .await
-            .unwrap_or_else(|e| panic!("{what}: {e}"));
-        assert_eq!(got, status, "{what}: {body}");
-        body
     }
 }
 

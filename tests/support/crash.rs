@@ -170,7 +170,8 @@ pub struct Api {
 }
 
 impl Api {
-    fn new(base: &str) -> Api {
+    /// The API of the gateway at `base` (`http://127.0.0.1:<port>`).
+    pub fn new(base: &str) -> Api {
         Api {
             base: base.to_owned(),
             http: crate::http_client(),
