@@ -101,7 +101,7 @@ pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
     plugins
         .watch_directory(background_stop.clone(), &tasks)
         .await;
-    events.set_outbox(Arc::new(webhooks.clone()));
+    events.add_outbox(Arc::new(webhooks.clone()));
     let send = SendCore::new(sessions.clone(), store.clone()).with_plugins(plugins.clone());
     let scheduler = Scheduler::new(
         store.clone(),

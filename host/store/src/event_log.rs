@@ -10,7 +10,10 @@
 
 use redb::{ReadableTable, WriteTransaction};
 
-use super::outbox::{NewDelivery, OutboxKey, OutboxTables, Removals, encode_row};
+use super::outbox::{
+    NewDelivery, OutboxKey, OutboxTables, Removals, RowPayload, encode_row, keep_pending_payloads,
+    pending_urls,
+};
 use super::tables::{
     EVENT_COUNT_KEY, EVENT_LOG, EVENT_PRUNED_KEY, EVENT_SEQ_KEY, MESSAGE_SEQ_KEY, MESSAGES, META,
 };
@@ -148,6 +151,7 @@ impl Store {
         self.write(|tx| {
             let mut gone = 0u64;
             let mut last = 0u64;
+            let (urls, pointed) = pending_urls(tx)?;
             {
                 let mut t = tx.open_table(EVENT_LOG)?;
                 // Rows are in sequence order, which is time order: stop at
@@ -157,7 +161,16 @@ impl Store {
                         Some((k, v)) if logged_at(v.value()) < before => k.value(),
                         _ => break,
                     };
-                    t.remove(oldest)?;
+                    if let Some(row) = t.remove(oldest)?
+                        && oldest >= pointed
+                    {
+                        keep_pending_payloads(
+                            tx,
+                            &urls,
+                            oldest,
+                            row.value().get(8..).unwrap_or_default(),
+                        )?;
+                    }
                     last = oldest;
                     gone += 1;
                 }
@@ -236,10 +249,16 @@ fn prepare(w: &EventWrite) -> StoreResult<Prepared> {
         .deliveries
         .iter()
         .map(|d| {
+            // The log holds the envelope already: the row points at it.
+            let payload = if w.logged.as_deref() == Some(d.payload.as_ref()) {
+                RowPayload::InLog
+            } else {
+                RowPayload::Inline(&d.payload)
+            };
             Ok((
                 d.delivery.url.clone(),
                 d.delivery.delivery_id.clone(),
-                encode_row(&d.delivery, &d.payload)?,
+                encode_row(&d.delivery, payload)?,
             ))
         })
         .collect::<StoreResult<_>>()?;
@@ -298,7 +317,7 @@ impl Prepared {
             log.insert(self.seq, row.as_slice())?;
             let count = get(&meta, EVENT_COUNT_KEY)? + 1;
             if count > self.log_limit + PRUNE_SLACK {
-                self.prune_to_limit(&mut log, &mut meta, count)?;
+                self.prune_to_limit(tx, &mut log, &mut meta, count)?;
             } else {
                 meta.insert(EVENT_COUNT_KEY, count)?;
             }
@@ -316,21 +335,27 @@ impl Prepared {
         Ok(evicted)
     }
 
-    /// Drops the oldest rows down to the log's limit.
+    /// Drops the oldest rows down to the log's limit (a pending delivery
+    /// that points at one gets its payload copied in first).
     fn prune_to_limit(
         &self,
+        tx: &WriteTransaction,
         log: &mut redb::Table<'_, u64, &'static [u8]>,
         meta: &mut redb::Table<'_, &'static str, u64>,
         count: u64,
     ) -> StoreResult<()> {
         let excess = count - self.log_limit;
+        let (urls, pointed) = pending_urls(tx)?;
         let mut last = 0u64;
         let mut gone = 0u64;
         while gone < excess {
-            let Some((k, _)) = log.pop_first()? else {
+            let Some((k, v)) = log.pop_first()? else {
                 break;
             };
             last = k.value();
+            if last >= pointed {
+                keep_pending_payloads(tx, &urls, last, v.value().get(8..).unwrap_or_default())?;
+            }
             gone += 1;
         }
         meta.insert(EVENT_COUNT_KEY, count - gone)?;

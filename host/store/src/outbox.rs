@@ -5,9 +5,17 @@
 //!
 //! A row's value is the length of the delivery's JSON (4 bytes,
 //! little-endian), that JSON ([`PendingDelivery`]), then the payload as
-//! sent, so the payload is never escaped into JSON. Each URL's backlog is
-//! bounded: past the limit, its oldest deliveries move to the dead-letter
-//! queue with the reason `backlog_full`, in the same transaction.
+//! sent, so the payload is never escaped into JSON. When the payload is the
+//! event's envelope exactly as the event log holds it (every delivery but
+//! one a webhook-scoped filter changed), the row does not hold it again:
+//! the length's top bit says "in the log, under this row's sequence
+//! number". That halves what an event writes; pruning the log copies the
+//! payload into every row that still points at a row it removes
+//! ([`keep_pending_payloads`]), so a delivery never outlives its payload.
+//!
+//! Each URL's backlog is bounded: past the limit, its oldest deliveries
+//! move to the dead-letter queue with the reason `backlog_full`, in the same
+//! transaction.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -15,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use redb::{ReadableTable, WriteTransaction};
 
-use super::tables::{WEBHOOK_OUTBOX, WEBHOOK_OUTBOX_DEPTH};
+use super::tables::{EVENT_LOG, WEBHOOK_OUTBOX, WEBHOOK_OUTBOX_DEPTH};
 use super::webhooks::push_dlq_in;
 use super::{Store, StoreError, StoreResult, decode, encode};
 use crate::domain::webhook::{DlqEntry, DlqReason, PendingDelivery};
@@ -172,6 +180,7 @@ impl<'t> OutboxTables<'t> {
                 continue;
             };
             let (d, payload) = decode_row(&value)?;
+            let payload = payload.resolve(&tx.open_table(EVENT_LOG)?, seq)?;
             let entry = dead_letter_entry(
                 d,
                 &payload,
@@ -190,28 +199,132 @@ impl<'t> OutboxTables<'t> {
     }
 }
 
-/// Encodes a row's value.
-pub(crate) fn encode_row(delivery: &PendingDelivery, payload: &[u8]) -> StoreResult<Vec<u8>> {
+/// The top bit of a row's length word: the payload is the event log's row
+/// of the same sequence number, not stored after the header.
+const PAYLOAD_IN_LOG: u32 = 1 << 31;
+
+/// Where a row's payload is.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum RowPayload<'a> {
+    /// Stored in the row, after its header.
+    Inline(&'a [u8]),
+    /// The event log's envelope of the row's sequence number.
+    InLog,
+}
+
+impl RowPayload<'_> {
+    /// The payload's bytes, read from `log` when the row points there.
+    fn resolve(self, log: &impl ReadableTable<u64, &'static [u8]>, seq: u64) -> StoreResult<Bytes> {
+        match self {
+            RowPayload::Inline(bytes) => Ok(Bytes::copy_from_slice(bytes)),
+            RowPayload::InLog => {
+                let row = log.get(seq)?.ok_or_else(|| {
+                    corrupt("an outbox row points at an event the log no longer holds")
+                })?;
+                Ok(Bytes::copy_from_slice(
+                    row.value().get(8..).unwrap_or_default(),
+                ))
+            }
+        }
+    }
+}
+
+/// Encodes a row's value; `payload` is `Inline` unless the event log holds
+/// it under the row's sequence number.
+pub(crate) fn encode_row(
+    delivery: &PendingDelivery,
+    payload: RowPayload<'_>,
+) -> StoreResult<Vec<u8>> {
     let meta = encode(delivery)?;
-    let len = u32::try_from(meta.len()).map_err(|_| corrupt("delivery record too large"))?;
-    let mut out = Vec::with_capacity(4 + meta.len() + payload.len());
-    out.extend_from_slice(&len.to_le_bytes());
+    let len = u32::try_from(meta.len())
+        .ok()
+        .filter(|l| l & PAYLOAD_IN_LOG == 0)
+        .ok_or_else(|| corrupt("delivery record too large"))?;
+    let (word, bytes) = match payload {
+        RowPayload::Inline(bytes) => (len, bytes),
+        RowPayload::InLog => (len | PAYLOAD_IN_LOG, &[][..]),
+    };
+    let mut out = Vec::with_capacity(4 + meta.len() + bytes.len());
+    out.extend_from_slice(&word.to_le_bytes());
     out.extend_from_slice(&meta);
-    out.extend_from_slice(payload);
+    out.extend_from_slice(bytes);
     Ok(out)
 }
 
 /// Decodes a row's value.
-fn decode_row(bytes: &[u8]) -> StoreResult<(PendingDelivery, Bytes)> {
-    let (len, rest) = bytes
+fn decode_row(bytes: &[u8]) -> StoreResult<(PendingDelivery, RowPayload<'_>)> {
+    let (word, rest) = bytes
         .split_first_chunk::<4>()
         .ok_or_else(|| corrupt("outbox row too short"))?;
-    let len = u32::from_le_bytes(*len) as usize;
+    let word = u32::from_le_bytes(*word);
+    let len = (word & !PAYLOAD_IN_LOG) as usize;
     if rest.len() < len {
         return Err(corrupt("outbox row shorter than its header says"));
     }
     let (meta, payload) = rest.split_at(len);
-    Ok((decode(meta)?, Bytes::copy_from_slice(payload)))
+    let payload = if word & PAYLOAD_IN_LOG != 0 {
+        RowPayload::InLog
+    } else {
+        RowPayload::Inline(payload)
+    };
+    Ok((decode(meta)?, payload))
+}
+
+/// Before the event log drops the row of event `seq`, whose envelope is
+/// `json`: every outbox row that points at it gets the payload copied in.
+/// `urls` are the URLs with deliveries pending ([`pending_urls`]).
+pub(crate) fn keep_pending_payloads(
+    tx: &WriteTransaction,
+    urls: &[String],
+    seq: u64,
+    json: &[u8],
+) -> StoreResult<()> {
+    let mut rows = tx.open_table(WEBHOOK_OUTBOX)?;
+    for url in urls {
+        let pointing: Vec<(String, Vec<u8>)> = rows
+            .range((url.as_str(), seq, "")..=(url.as_str(), seq, "\u{10FFFF}"))?
+            .filter_map(|row| {
+                let (k, v) = match row {
+                    Ok(kv) => kv,
+                    Err(e) => return Some(Err(e.into())),
+                };
+                match decode_row(v.value()) {
+                    Ok((d, RowPayload::InLog)) => Some(
+                        encode_row(&d, RowPayload::Inline(json))
+                            .map(|value| (k.value().2.to_owned(), value)),
+                    ),
+                    Ok((_, RowPayload::Inline(_))) => None,
+                    Err(e) => Some(Err(e)),
+                }
+            })
+            .collect::<StoreResult<_>>()?;
+        for (id, value) in pointing {
+            rows.insert((url.as_str(), seq, id.as_str()), value.as_slice())?;
+        }
+    }
+    Ok(())
+}
+
+/// The URLs with deliveries pending, and the oldest sequence number any of
+/// them points at in the event log (`u64::MAX`: none), so pruning the log
+/// below it needs no look-up.
+pub(crate) fn pending_urls(tx: &WriteTransaction) -> StoreResult<(Vec<String>, u64)> {
+    let depth = tx.open_table(WEBHOOK_OUTBOX_DEPTH)?;
+    let rows = tx.open_table(WEBHOOK_OUTBOX)?;
+    let mut urls = Vec::new();
+    let mut oldest = u64::MAX;
+    for row in depth.iter()? {
+        let url = row?.0.value().to_owned();
+        // Sequence 0 is a DLQ replay, which always holds its payload.
+        if let Some(first) = rows
+            .range((url.as_str(), 1u64, "")..=(url.as_str(), u64::MAX, "\u{10FFFF}"))?
+            .next()
+        {
+            oldest = oldest.min(first?.0.value().1);
+        }
+        urls.push(url);
+    }
+    Ok((urls, oldest))
 }
 
 fn corrupt(what: &str) -> StoreError {
@@ -278,11 +391,13 @@ impl Store {
     pub fn outbox_all(&self) -> StoreResult<Vec<OutboxRow>> {
         self.read(|tx| {
             let t = tx.open_table(WEBHOOK_OUTBOX)?;
+            let log = tx.open_table(EVENT_LOG)?;
             let mut out = Vec::new();
             for row in t.iter()? {
                 let (k, v) = row?;
                 let (url, seq, id) = k.value();
                 let (delivery, payload) = decode_row(v.value())?;
+                let payload = payload.resolve(&log, seq)?;
                 out.push(OutboxRow {
                     key: OutboxKey {
                         url: url.to_owned(),
@@ -353,7 +468,7 @@ impl Store {
             d.attempts = attempts;
             d.next_attempt_at = next_attempt_at;
             d.last_error = Some(last_error.clone());
-            t.insert(k, encode_row(&d, &payload)?.as_slice())?;
+            t.insert(k, encode_row(&d, payload)?.as_slice())?;
             Ok(true)
         })
         .await
@@ -373,6 +488,7 @@ impl Store {
                 return Ok(false);
             };
             let (mut d, payload) = decode_row(&value)?;
+            let payload = payload.resolve(&tx.open_table(EVENT_LOG)?, key.seq)?;
             d.attempts = attempts;
             let entry = dead_letter_entry(d, &payload, last_error.clone(), DlqReason::Failed);
             push_dlq_in(tx, &entry, dlq_capacity)?;
@@ -422,7 +538,7 @@ impl Store {
             };
             tx.open_table(WEBHOOK_OUTBOX)?.insert(
                 (key.url.as_str(), seq, key.delivery_id.as_str()),
-                encode_row(&d, &payload)?.as_slice(),
+                encode_row(&d, RowPayload::Inline(&payload))?.as_slice(),
             )?;
             add_depth(tx, &key.url, 1)?;
             Ok(Some(OutboxRow {

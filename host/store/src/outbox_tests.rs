@@ -173,3 +173,168 @@ fn deleting_a_session_or_a_webhook_drops_its_pending_deliveries() {
     assert_eq!(ids(&store), ["b"]);
     assert_eq!(store.outbox_depths().unwrap(), [("http://a".to_owned(), 1)]);
 }
+
+/// Records event `seq` (at `timestamp`) in the event log as `logged`, with
+/// `deliveries`, keeping `log_limit` log rows; waits for its commit.
+fn record_logged(
+    store: &Store,
+    seq: u64,
+    timestamp: i64,
+    logged: &str,
+    deliveries: Vec<NewDelivery>,
+    log_limit: u64,
+) -> Vec<OutboxKey> {
+    let (tx, rx) = mpsc::channel::<StoreResult<Vec<OutboxKey>>>();
+    store.record_event(
+        EventWrite {
+            seq,
+            timestamp,
+            logged: Some(logged.as_bytes().to_vec()),
+            log_limit,
+            deliveries,
+            backlog_limit: 2,
+            dlq_capacity: 100,
+            ..Default::default()
+        },
+        move |_, r| tx.send(r).unwrap(),
+    );
+    rx.recv().unwrap().unwrap()
+}
+
+/// A delivery of `id` whose payload is `payload`.
+fn carrying(id: &str, url: &str, payload: &str) -> NewDelivery {
+    let mut d = delivery(id, "s", url);
+    d.payload = Bytes::from(payload.to_owned());
+    d
+}
+
+fn payloads(store: &Store) -> Vec<(String, Bytes)> {
+    store
+        .outbox_all()
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.key.delivery_id, e.payload))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_delivery_of_the_logged_envelope_keeps_its_payload_after_the_log_prunes_that_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    // "a" and "c" carry their event's envelope as logged; "b" was changed
+    // by a scoped filter, so it carries its own.
+    record_logged(
+        &store,
+        1,
+        10,
+        "{\"n\":1}",
+        vec![
+            carrying("a", "http://a", "{\"n\":1}"),
+            carrying("b", "http://b", "{\"n\":1,\"filtered\":true}"),
+        ],
+        1000,
+    );
+    record_logged(
+        &store,
+        2,
+        20,
+        "{\"n\":2}",
+        vec![carrying("c", "http://a", "{\"n\":2}")],
+        1000,
+    );
+    let expected = |ids: &[(&str, &str)]| -> Vec<(String, Bytes)> {
+        ids.iter()
+            .map(|(id, p)| ((*id).to_owned(), Bytes::from((*p).to_owned())))
+            .collect()
+    };
+    assert_eq!(
+        payloads(&store),
+        expected(&[
+            ("a", "{\"n\":1}"),
+            ("c", "{\"n\":2}"),
+            ("b", "{\"n\":1,\"filtered\":true}")
+        ])
+    );
+
+    // Pruned by age: event 1 leaves the log, "a" keeps its payload.
+    assert_eq!(store.prune_event_log(15).unwrap(), 1);
+    assert!(
+        store
+            .event_log_after(0, 10)
+            .unwrap()
+            .iter()
+            .all(|e| e.seq == 2)
+    );
+    let a = store.outbox_all().unwrap().remove(0);
+    assert_eq!(a.payload, Bytes::from("{\"n\":1}"));
+    assert!(
+        store
+            .outbox_dead_letter(a.key, 3, "HTTP 500".into(), 100)
+            .await
+            .unwrap()
+    );
+    assert_eq!(store.list_dlq("s").unwrap()[0].payload, "{\"n\":1}");
+
+    // Pruned by count: a limit of 1 prunes once the slack is crossed, and
+    // "c", still pending, keeps the payload of event 2.
+    for seq in 3..=1030 {
+        record_logged(&store, seq, 30, "{}", Vec::new(), 1);
+    }
+    assert!(
+        store
+            .event_log_after(0, 10)
+            .unwrap()
+            .iter()
+            .all(|e| e.seq > 2)
+    );
+    assert_eq!(
+        payloads(&store),
+        expected(&[("c", "{\"n\":2}"), ("b", "{\"n\":1,\"filtered\":true}")])
+    );
+
+    // Evicted past the backlog (2 per URL here) with their payloads: "c"
+    // holds its own by now, "d" points at the log.
+    record_logged(
+        &store,
+        1031,
+        30,
+        "{\"n\":1031}",
+        vec![carrying("d", "http://a", "{\"n\":1031}")],
+        1,
+    );
+    record_logged(
+        &store,
+        1032,
+        30,
+        "{\"n\":1032}",
+        vec![carrying("e", "http://a", "{\"n\":1032}")],
+        1,
+    );
+    record_logged(
+        &store,
+        1033,
+        30,
+        "{\"n\":1033}",
+        vec![carrying("f", "http://a", "{\"n\":1033}")],
+        1,
+    );
+    let dlq: Vec<(String, String)> = store
+        .list_dlq("s")
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.delivery_id, e.payload))
+        .collect();
+    assert!(dlq.contains(&("c".into(), "{\"n\":2}".into())), "{dlq:?}");
+    assert!(
+        dlq.contains(&("d".into(), "{\"n\":1031}".into())),
+        "{dlq:?}"
+    );
+    assert_eq!(
+        payloads(&store),
+        expected(&[
+            ("e", "{\"n\":1032}"),
+            ("f", "{\"n\":1033}"),
+            ("b", "{\"n\":1,\"filtered\":true}")
+        ])
+    );
+}

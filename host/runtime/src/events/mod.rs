@@ -3,15 +3,16 @@
 //!
 //! Publishing an envelope (after the plugin event filters, which may change
 //! or drop it):
-//! 1. asks the [`Outbox`] (webhook delivery) which deliveries it owes;
+//! 1. asks each [`Outbox`] (webhook delivery; the broker, when one is
+//!    configured) which deliveries it owes;
 //! 2. gives it the next gateway-wide sequence number and queues one
 //!    group-commit write of everything it needs: its message record (for
 //!    an inbound message), its row in the event log (for streams that
 //!    resume) and its deliveries. Numbers are given and writes queued under
 //!    one lock, so the store commits them in sequence order;
 //! 3. once that write is durable, releases it, in sequence order: live
-//!    stream receivers, synchronous [`Subscriber`]s, and the outbox's
-//!    delivery engine get it.
+//!    stream receivers, synchronous [`Subscriber`]s, and each outbox's
+//!    delivery engine (with the deliveries whose destination it claims).
 //!
 //! So no delivery is attempted, and no stream client sees an event, before
 //! it is on disk; a crash loses nothing a subscriber is owed. A bus built
@@ -19,7 +20,7 @@
 
 pub mod log;
 
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use bytes::Bytes;
 use tokio::sync::{broadcast, mpsc, oneshot};
@@ -44,8 +45,11 @@ pub trait Subscriber: Send + Sync + 'static {
 
 pub use crate::domain::hooks::EventFilter;
 
-/// Where events owe deliveries: the webhook engine.
+/// Where events owe deliveries: the webhook engine, and the broker when one
+/// is configured. Each owns the outbox rows of the destinations it claims.
 pub trait Outbox: Send + Sync + 'static {
+    /// Whether the outbox row destination `url` is this engine's.
+    fn claims(&self, url: &str) -> bool;
     /// The deliveries `envelope` owes; `json` is its serialization (the
     /// payload, unless a filter scoped to one webhook changes it).
     fn plan(&self, envelope: &Arc<Envelope>, json: &Bytes) -> Vec<NewDelivery>;
@@ -87,7 +91,9 @@ struct Inner {
     tx: broadcast::Sender<Arc<Envelope>>,
     subscribers: RwLock<Vec<Arc<dyn Subscriber>>>,
     filter: RwLock<Option<Arc<dyn EventFilter>>>,
-    outbox: OnceLock<Arc<dyn Outbox>>,
+    /// Replaced whole when one is added, so a publish reads it with one
+    /// reference count instead of copying the list.
+    outboxes: RwLock<Arc<[Arc<dyn Outbox>]>>,
     counters: EventCounters,
     /// The next sequence number; held while a write is queued, so numbers
     /// reach the store in order.
@@ -153,7 +159,7 @@ impl EventBus {
                 tx,
                 subscribers: RwLock::new(Vec::new()),
                 filter: RwLock::new(None),
-                outbox: OnceLock::new(),
+                outboxes: RwLock::new(Arc::from(Vec::new())),
                 counters: EventCounters::default(),
                 next_seq: Mutex::new(next_seq),
                 durable,
@@ -166,11 +172,25 @@ impl EventBus {
         *self.inner.filter.write().unwrap_or_else(|p| p.into_inner()) = Some(filter);
     }
 
-    /// Sets where envelopes owe deliveries (once).
-    pub fn set_outbox(&self, outbox: Arc<dyn Outbox>) {
-        if self.inner.outbox.set(outbox).is_err() {
-            tracing::warn!("the event bus's outbox was already set");
-        }
+    /// Adds a place where envelopes owe deliveries (the webhook engine, a
+    /// broker); set up before the first publish.
+    pub fn add_outbox(&self, outbox: Arc<dyn Outbox>) {
+        let mut list = self
+            .inner
+            .outboxes
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
+        let mut next = list.to_vec();
+        next.push(outbox);
+        *list = Arc::from(next);
+    }
+
+    fn outboxes(&self) -> Arc<[Arc<dyn Outbox>]> {
+        self.inner
+            .outboxes
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// Adds a synchronous subscriber; it sees every envelope released from now on.
@@ -235,20 +255,28 @@ impl EventBus {
                 return recorded;
             }
         };
-        let outbox = inner.outbox.get();
-        let deliveries = outbox.map(|o| o.plan(&envelope, &json)).unwrap_or_default();
+        let outboxes = self.outboxes();
+        let deliveries: Vec<NewDelivery> = outboxes
+            .iter()
+            .flat_map(|o| o.plan(&envelope, &json))
+            .collect();
         let Some(durable) = &inner.durable else {
             self.release_numbered(envelope, deliveries);
             let _ = done.send(Ok(()));
             return recorded;
         };
-        let limits = outbox.map_or(
-            OutboxLimits {
+        // One write keeps one set of bounds: the tightest any outbox asks.
+        let limits = outboxes
+            .iter()
+            .map(|o| o.limits())
+            .reduce(|a, b| OutboxLimits {
+                backlog: a.backlog.min(b.backlog),
+                dlq_capacity: a.dlq_capacity.max(b.dlq_capacity),
+            })
+            .unwrap_or(OutboxLimits {
                 backlog: usize::MAX,
                 dlq_capacity: 0,
-            },
-            |o| o.limits(),
-        );
+            });
         let logged = durable.log.enabled().then(|| json.to_vec());
         let released = durable.released.clone();
         let write = EventWrite {
@@ -338,10 +366,20 @@ impl EventBus {
 
     fn release(&self, r: Release) {
         let inner = &self.inner;
-        if let Some(outbox) = inner.outbox.get()
-            && (!r.deliveries.is_empty() || !r.evicted.is_empty())
-        {
-            outbox.release(r.envelope.seq, r.deliveries, r.evicted);
+        if !r.deliveries.is_empty() || !r.evicted.is_empty() {
+            let outboxes = self.outboxes();
+            let (mut deliveries, mut evicted) = (r.deliveries, r.evicted);
+            for outbox in outboxes.iter() {
+                let (mine, rest): (Vec<_>, Vec<_>) = deliveries
+                    .into_iter()
+                    .partition(|d| outbox.claims(&d.delivery.url));
+                let (gone, kept): (Vec<_>, Vec<_>) =
+                    evicted.into_iter().partition(|k| outbox.claims(&k.url));
+                (deliveries, evicted) = (rest, kept);
+                if !mine.is_empty() || !gone.is_empty() {
+                    outbox.release(r.envelope.seq, mine, gone);
+                }
+            }
         }
         for s in inner
             .subscribers

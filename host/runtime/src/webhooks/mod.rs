@@ -122,7 +122,12 @@ impl Webhooks {
             .map(|(k, v)| (k, Arc::from(v)))
             .collect();
         let dispatcher = Dispatcher::new(config.clone(), store.clone(), client, cancel, tasks);
-        let pending = store.outbox_all()?;
+        // The outbox also holds the broker's rows; those resume there.
+        let pending: Vec<OutboxRow> = store
+            .outbox_all()?
+            .into_iter()
+            .filter(|row| is_webhook_url(&row.key.url))
+            .collect();
         if !pending.is_empty() {
             tracing::info!(
                 deliveries = pending.len(),
@@ -383,6 +388,12 @@ fn normalize_events(events: Option<Vec<String>>) -> Result<Vec<String>, String> 
     Ok(out)
 }
 
+/// Whether an outbox row's destination is a webhook's (the other rows are
+/// the broker's).
+fn is_webhook_url(url: &str) -> bool {
+    url.starts_with("http://") || url.starts_with("https://")
+}
+
 /// A pending delivery read back from the outbox, for the dispatcher.
 fn delivery(row: OutboxRow, generation: u64) -> Delivery {
     Delivery {
@@ -394,6 +405,10 @@ fn delivery(row: OutboxRow, generation: u64) -> Delivery {
 }
 
 impl Outbox for Webhooks {
+    fn claims(&self, url: &str) -> bool {
+        is_webhook_url(url)
+    }
+
     fn plan(&self, envelope: &Arc<Envelope>, json: &Bytes) -> Vec<NewDelivery> {
         let hooks = self.hooks(&envelope.session_id);
         let mut out = Vec::new();
