@@ -27,6 +27,14 @@ LAYERS = {
     # The network's and the store's types reach it through the runtime; the
     # plugin admin routes manage the plugin host itself.
     "switchboard-api": {"switchboard-domain", "switchboard-runtime", "switchboard-plugins"},
+    # The broker's send queue sends through the API's own send path (same
+    # validation and errors); the API sees the broker only through a trait.
+    "switchboard-nats": {
+        "switchboard-domain",
+        "switchboard-store",
+        "switchboard-runtime",
+        "switchboard-api",
+    },
     # An HTTP client of the API: no server crate beneath it.
     "switchboard-cli": {"switchboard-domain"},
 }
@@ -41,6 +49,7 @@ HEAVY = {
     "wasmtime-wasi": {"switchboard-plugins"},
     "whatsapp-rust": {"switchboard-network", "switchboard-store"},
     "utoipa": {"switchboard-api"},
+    "async-nats": {"switchboard-nats"},
 }
 
 # Optional dependencies allowed behind a named feature only: the domain's

@@ -27,12 +27,21 @@ impl Gateway {
     /// Starts a gateway on `server` (a runtime handle) with benchmark
     /// defaults: sim sessions pair at once, private webhook URLs allowed.
     pub async fn start(server: &Handle) -> anyhow::Result<Gateway> {
+        Self::start_with(server, |_| {}).await
+    }
+
+    /// [`Gateway::start`] with the benchmark defaults changed by `tweak`.
+    pub async fn start_with(
+        server: &Handle,
+        tweak: impl FnOnce(&mut Config),
+    ) -> anyhow::Result<Gateway> {
         let dir = tempfile::tempdir()?;
         let mut config = Config::new(dir.path());
         config.listen = "127.0.0.1:0".parse()?;
         config.api_token = Some(TOKEN.into());
         config.sim.pair_delay = Duration::ZERO;
         config.webhooks.allow_private = true;
+        tweak(&mut config);
         let running = server
             .spawn(switchboard::start(config.clone()))
             .await?

@@ -4,7 +4,7 @@
 //! run (an axum hello-world behind the same bearer auth, raw signed POSTs to
 //! the same receiver), the target ratio, and PASS/MISS.
 //!
-//! Usage: `switchboard-bench [--quick] [p1 p2 p3 p4 p5]` (no sections: all).
+//! Usage: `switchboard-bench [--quick] [p1 p2 p3 p4 p5 p6]` (no sections: all).
 //! `just bench` runs it in the `bench` cargo profile. The gateway runs on a
 //! runtime of its own with two worker threads, the load generators and the
 //! receiver on another two: on a 2-core machine they share the cores, as
@@ -13,11 +13,13 @@
 mod ceilings;
 mod gateway;
 mod load;
+mod nats_server;
 mod p1_pipeline;
 mod p2_plugins;
 mod p3_rest;
 mod p4_blast;
 mod p5_scale;
+mod p6_nats;
 mod receiver;
 mod stats;
 
@@ -46,9 +48,9 @@ impl Plan {
         for a in std::env::args().skip(1) {
             match a.as_str() {
                 "--quick" | "-q" => quick = true,
-                "p1" | "p2" | "p3" | "p4" | "p5" => sections.push(a),
+                "p1" | "p2" | "p3" | "p4" | "p5" | "p6" => sections.push(a),
                 "-h" | "--help" => {
-                    println!("switchboard-bench [--quick] [p1 p2 p3 p4 p5]");
+                    println!("switchboard-bench [--quick] [p1 p2 p3 p4 p5 p6]");
                     std::process::exit(0);
                 }
                 other => anyhow::bail!("unknown argument {other:?}; try --help"),
@@ -228,6 +230,35 @@ async fn run(plan: &Plan, server: tokio::runtime::Handle) -> anyhow::Result<Vec<
         ));
     }
     gw.stop().await?;
+    if plan.runs("p6") {
+        eprintln!("P6: NATS JetStream …");
+        let mut f = p6_nats::run(&server, &http, plan.load_for).await?;
+        rows.push(Row::absolute(
+            &format!("Ceiling: raw JetStream publishes, {} B", f.payload_bytes),
+            f.ceiling,
+            "msg/s",
+            Goal::Info,
+            0.0,
+        ));
+        rows.push(Row::ratio(
+            "P6 events: sim intake → JetStream ack",
+            f.events,
+            "ev/s",
+            f.ceiling,
+            0.5,
+        ));
+        rows.push(Row::absolute(
+            &format!(
+                "P6 send command → result, p99 (p50 {:.2} ms, {} commands)",
+                ms(f.round_trips.percentile(50.0)),
+                f.round_trips.len()
+            ),
+            ms(f.round_trips.percentile(99.0)),
+            "ms",
+            Goal::Info,
+            0.0,
+        ));
+    }
     if plan.runs("p5") {
         eprintln!("P5: {} idle sessions …", plan.sessions);
         let mut gw = gateway::Gateway::start(&server).await?;

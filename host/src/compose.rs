@@ -10,7 +10,9 @@
 //!    sessions are restored, so no `connected` event is missed;
 //! 4. sessions restored; then the blast worker starts (it first resolves
 //!    sends a stop interrupted, which needs the sessions attached);
-//! 5. the metrics registry, each part registering its own metrics;
+//! 5. the metrics registry, each part registering its own metrics; the
+//!    NATS broker (when configured) joins the event bus as an outbox before
+//!    sessions are restored and reads its send queue once the API exists;
 //! 6. [`Gateway::start_workers`] starts the scheduler's worker.
 
 use std::sync::Arc;
@@ -102,6 +104,27 @@ pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
         .watch_directory(background_stop.clone(), &tasks)
         .await;
     events.add_outbox(Arc::new(webhooks.clone()));
+    // The broker owes every event a delivery from the first one on: it is an
+    // outbox before sessions are restored; its send queue starts with the API.
+    let nats = if config.nats.enabled() {
+        let nats = switchboard_nats::Nats::start(
+            config.nats.clone(),
+            crate::events::OutboxLimits {
+                backlog: config.webhooks.backlog_limit,
+                dlq_capacity: config.webhooks.dlq_capacity,
+            },
+            store.clone(),
+            background_stop.clone(),
+            tasks.clone(),
+        )
+        .await
+        .context("could not start the NATS broker")?;
+        events.add_outbox(Arc::new(nats.clone()));
+        webhooks.add_destination(Arc::new(nats.clone()));
+        Some(nats)
+    } else {
+        None
+    };
     let send = SendCore::new(sessions.clone(), store.clone()).with_plugins(plugins.clone());
     let scheduler = Scheduler::new(
         store.clone(),
@@ -136,6 +159,7 @@ pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
         blasts: blasts.clone(),
         plugins: plugins.clone(),
         whatsapp: networks.whatsapp_counters,
+        nats: nats.as_ref().map(|n| n.counters().clone()),
     });
     let state = AppState::new(Services {
         send,
@@ -151,7 +175,12 @@ pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
         webhooks,
         plugins,
         metrics: metrics.clone(),
+        broker: std::sync::OnceLock::new(),
     });
+    if let Some(nats) = &nats {
+        let _ = state.broker.set(Arc::new(nats.clone()));
+        nats.start_commands(state.clone());
+    }
     Ok(Gateway {
         config,
         token,

@@ -15,6 +15,7 @@ use crate::plugins::config::PluginConfig;
 use crate::scheduler::config::ScheduleConfig;
 use crate::sessions::ReconnectConfig;
 use crate::webhooks::config::{SecsList, WebhookConfig, parse_secs, parse_secs_list};
+use switchboard_nats::{NatsConfig, Storage};
 
 /// Everything the server needs to start.
 #[derive(Debug, Clone)]
@@ -49,6 +50,8 @@ pub struct Config {
     pub plugins: PluginConfig,
     /// Knobs of the `whatsapp` backend (used when it is built).
     pub whatsapp: WhatsAppConfig,
+    /// The NATS JetStream broker (off unless it has servers).
+    pub nats: NatsConfig,
 }
 
 impl Config {
@@ -83,6 +86,7 @@ impl Config {
             blasts: BlastConfig::default(),
             plugins: PluginConfig::default(),
             whatsapp: WhatsAppConfig::default(),
+            nats: NatsConfig::default(),
         }
     }
 }
@@ -261,6 +265,119 @@ pub struct ServeArgs {
     /// How often the plugin directory is scanned for changes, in milliseconds.
     #[arg(long, env = "SWITCHBOARD_PLUGIN_DIR_POLL_MS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
     pub plugin_dir_poll_ms: u64,
+    /// NATS servers, comma-separated (`nats://host:4222`, `tls://…`): events go
+    /// to a JetStream stream and send commands are read from one. Unset: no
+    /// broker, and nothing NATS-related starts.
+    #[arg(long, env = "SWITCHBOARD_NATS_URL", value_delimiter = ',')]
+    pub nats_url: Vec<String>,
+    /// NATS credentials file (JWT and NKey seed, as `nsc` writes it).
+    #[arg(long, env = "SWITCHBOARD_NATS_CREDS")]
+    pub nats_creds: Option<PathBuf>,
+    /// NATS token.
+    #[arg(long, env = "SWITCHBOARD_NATS_TOKEN", hide_env_values = true)]
+    pub nats_token: Option<String>,
+    /// NATS user name (with --nats-password).
+    #[arg(long, env = "SWITCHBOARD_NATS_USER")]
+    pub nats_user: Option<String>,
+    /// NATS password.
+    #[arg(long, env = "SWITCHBOARD_NATS_PASSWORD", hide_env_values = true)]
+    pub nats_password: Option<String>,
+    /// Refuse a NATS server that does not speak TLS.
+    #[arg(long, env = "SWITCHBOARD_NATS_TLS_REQUIRED", default_value_t = false, action = clap::ArgAction::Set)]
+    pub nats_tls_required: bool,
+    /// PEM file of the CA certificates to trust for NATS (instead of the system's).
+    #[arg(long, env = "SWITCHBOARD_NATS_TLS_CA")]
+    pub nats_tls_ca: Option<PathBuf>,
+    /// PEM client certificate for NATS servers that verify clients (with --nats-tls-key).
+    #[arg(long, env = "SWITCHBOARD_NATS_TLS_CERT")]
+    pub nats_tls_cert: Option<PathBuf>,
+    /// PEM private key of --nats-tls-cert.
+    #[arg(long, env = "SWITCHBOARD_NATS_TLS_KEY")]
+    pub nats_tls_key: Option<PathBuf>,
+    /// First token of every NATS subject (`<prefix>.events.<session>.<event>`,
+    /// `<prefix>.send.<session>`, `<prefix>.results.<session>`).
+    #[arg(long, env = "SWITCHBOARD_NATS_PREFIX", default_value = "switchboard", value_parser = parse_subject_token)]
+    pub nats_prefix: String,
+    /// The JetStream stream of events (and send results).
+    #[arg(long, env = "SWITCHBOARD_NATS_EVENTS_STREAM", default_value = "SWITCHBOARD_EVENTS", value_parser = parse_stream_name)]
+    pub nats_events_stream: String,
+    /// Oldest event the events stream keeps, in seconds (0: no limit).
+    #[arg(long, env = "SWITCHBOARD_NATS_EVENTS_MAX_AGE_SECS", default_value = "604800", value_parser = parse_secs)]
+    pub nats_events_max_age_secs: Duration,
+    /// Most bytes the events stream keeps (0: no limit).
+    #[arg(long, env = "SWITCHBOARD_NATS_EVENTS_MAX_BYTES", default_value_t = 0, value_parser = clap::value_parser!(i64).range(0..))]
+    pub nats_events_max_bytes: i64,
+    /// How the streams store messages: `file` (survives a NATS restart) or `memory`.
+    #[arg(
+        long,
+        env = "SWITCHBOARD_NATS_STORAGE",
+        value_enum,
+        default_value = "file"
+    )]
+    pub nats_storage: NatsStorage,
+    /// Replicas of each stream (1 on one server, 3 on a 3-node cluster).
+    #[arg(long, env = "SWITCHBOARD_NATS_REPLICAS", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=5))]
+    pub nats_replicas: u64,
+    /// JetStream's duplicate window, in seconds: a republished event (same
+    /// Nats-Msg-Id) within it is stored once.
+    #[arg(long, env = "SWITCHBOARD_NATS_DUPLICATE_WINDOW_SECS", default_value = "120", value_parser = parse_secs)]
+    pub nats_duplicate_window_secs: Duration,
+    /// The work-queue stream of send commands.
+    #[arg(long, env = "SWITCHBOARD_NATS_SEND_STREAM", default_value = "SWITCHBOARD_SEND", value_parser = parse_stream_name)]
+    pub nats_send_stream: String,
+    /// The durable consumer the gateway reads send commands with.
+    #[arg(long, env = "SWITCHBOARD_NATS_SEND_CONSUMER", default_value = "switchboard-send", value_parser = parse_stream_name)]
+    pub nats_send_consumer: String,
+    /// Most event publishes waiting for their acknowledgement at once.
+    #[arg(long, env = "SWITCHBOARD_NATS_PUBLISH_WINDOW", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub nats_publish_window: u64,
+    /// How long a publish waits for its acknowledgement, in milliseconds.
+    #[arg(long, env = "SWITCHBOARD_NATS_ACK_TIMEOUT_MS", default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub nats_ack_timeout_ms: u64,
+    /// First pause after a failed publish, in milliseconds; it doubles.
+    #[arg(long, env = "SWITCHBOARD_NATS_RETRY_BASE_MS", default_value_t = 250, value_parser = clap::value_parser!(u64).range(1..))]
+    pub nats_retry_base_ms: u64,
+    /// Longest pause between publish attempts, in milliseconds.
+    #[arg(long, env = "SWITCHBOARD_NATS_RETRY_MAX_MS", default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub nats_retry_max_ms: u64,
+    /// Deliveries of a send command that fails for a passing reason (the
+    /// session reconnecting) before it is answered as failed.
+    #[arg(long, env = "SWITCHBOARD_NATS_COMMAND_ATTEMPTS", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    pub nats_command_attempts: u32,
+    /// First pause before a command is delivered again, in milliseconds; it doubles.
+    #[arg(long, env = "SWITCHBOARD_NATS_COMMAND_RETRY_BASE_MS", default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub nats_command_retry_base_ms: u64,
+    /// Longest pause before a command is delivered again, in milliseconds.
+    #[arg(long, env = "SWITCHBOARD_NATS_COMMAND_RETRY_MAX_MS", default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub nats_command_retry_max_ms: u64,
+    /// How long a delivered command may go unanswered before NATS delivers it
+    /// again (a gateway that died mid-send), in seconds.
+    #[arg(long, env = "SWITCHBOARD_NATS_COMMAND_ACK_WAIT_SECS", default_value = "30", value_parser = parse_secs)]
+    pub nats_command_ack_wait_secs: Duration,
+}
+
+/// How NATS streams store messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum NatsStorage {
+    /// On disk.
+    File,
+    /// In memory.
+    Memory,
+}
+
+/// A subject token: letters, digits, `_` and `-`, no dots or wildcards.
+fn parse_subject_token(s: &str) -> Result<String, String> {
+    let ok = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    ok.then(|| s.to_owned())
+        .ok_or_else(|| format!("`{s}` is not a NATS subject token (letters, digits, `_`, `-`)"))
+}
+
+/// A stream or consumer name: letters, digits, `_` and `-`.
+fn parse_stream_name(s: &str) -> Result<String, String> {
+    parse_subject_token(s)
+        .map_err(|_| format!("`{s}` is not a JetStream name (letters, digits, `_`, `-`)"))
 }
 
 impl ServeArgs {
@@ -337,6 +454,49 @@ impl ServeArgs {
                     .filter(|u| !u.trim().is_empty()),
                 version: self.whatsapp_version,
             },
+            nats: self.nats_config(),
+        }
+    }
+}
+
+impl ServeArgs {
+    fn nats_config(&self) -> NatsConfig {
+        let some = |v: &Option<String>| v.clone().filter(|s| !s.trim().is_empty());
+        NatsConfig {
+            servers: self
+                .nats_url
+                .iter()
+                .map(|s| s.trim().to_owned())
+                .filter(|s| !s.is_empty())
+                .collect(),
+            creds_file: self.nats_creds.clone(),
+            token: some(&self.nats_token),
+            user: some(&self.nats_user),
+            password: some(&self.nats_password),
+            tls_required: self.nats_tls_required,
+            tls_ca: self.nats_tls_ca.clone(),
+            tls_cert: self.nats_tls_cert.clone(),
+            tls_key: self.nats_tls_key.clone(),
+            prefix: self.nats_prefix.clone(),
+            events_stream: self.nats_events_stream.clone(),
+            events_max_age: self.nats_events_max_age_secs,
+            events_max_bytes: self.nats_events_max_bytes,
+            storage: match self.nats_storage {
+                NatsStorage::File => Storage::File,
+                NatsStorage::Memory => Storage::Memory,
+            },
+            replicas: usize::try_from(self.nats_replicas).unwrap_or(1),
+            duplicate_window: self.nats_duplicate_window_secs,
+            send_stream: self.nats_send_stream.clone(),
+            send_consumer: self.nats_send_consumer.clone(),
+            publish_window: usize::try_from(self.nats_publish_window).unwrap_or(256),
+            ack_timeout: Duration::from_millis(self.nats_ack_timeout_ms),
+            retry_base: Duration::from_millis(self.nats_retry_base_ms),
+            retry_max: Duration::from_millis(self.nats_retry_max_ms),
+            command_attempts: self.nats_command_attempts,
+            command_retry_base: Duration::from_millis(self.nats_command_retry_base_ms),
+            command_retry_max: Duration::from_millis(self.nats_command_retry_max_ms),
+            command_ack_wait: self.nats_command_ack_wait_secs,
         }
     }
 }

@@ -191,6 +191,70 @@ fn rows() -> Vec<Row> {
             c.plugins.dir = Some(PathBuf::from("/srv/switchboard/plugins"));
         }),
         row("plugin-dir-poll-ms", "40", |c| c.plugins.dir_poll = ms(40)),
+        row("nats-url", "nats://127.0.0.1:4222,tls://n2:4222", |c| {
+            c.nats.servers = vec!["nats://127.0.0.1:4222".into(), "tls://n2:4222".into()];
+        }),
+        row("nats-creds", "/etc/switchboard/nats.creds", |c| {
+            c.nats.creds_file = Some(PathBuf::from("/etc/switchboard/nats.creds"));
+        }),
+        row("nats-token", "t0ken", |c| {
+            c.nats.token = Some("t0ken".into())
+        }),
+        row("nats-user", "gw", |c| c.nats.user = Some("gw".into())),
+        row("nats-password", "pw", |c| {
+            c.nats.password = Some("pw".into())
+        }),
+        row("nats-tls-required", "true", |c| c.nats.tls_required = true),
+        row("nats-tls-ca", "/etc/ca.pem", |c| {
+            c.nats.tls_ca = Some(PathBuf::from("/etc/ca.pem"));
+        }),
+        row("nats-tls-cert", "/etc/client.pem", |c| {
+            c.nats.tls_cert = Some(PathBuf::from("/etc/client.pem"));
+        }),
+        row("nats-tls-key", "/etc/client.key", |c| {
+            c.nats.tls_key = Some(PathBuf::from("/etc/client.key"));
+        }),
+        row("nats-prefix", "acme", |c| c.nats.prefix = "acme".into()),
+        row("nats-events-stream", "ACME_EVENTS", |c| {
+            c.nats.events_stream = "ACME_EVENTS".into();
+        }),
+        row("nats-events-max-age-secs", "3600", |c| {
+            c.nats.events_max_age = secs(3600);
+        }),
+        row("nats-events-max-bytes", "1048576", |c| {
+            c.nats.events_max_bytes = 1 << 20;
+        }),
+        row("nats-storage", "memory", |c| {
+            c.nats.storage = switchboard_nats::Storage::Memory;
+        }),
+        row("nats-replicas", "3", |c| c.nats.replicas = 3),
+        row("nats-duplicate-window-secs", "30", |c| {
+            c.nats.duplicate_window = secs(30);
+        }),
+        row("nats-send-stream", "ACME_SEND", |c| {
+            c.nats.send_stream = "ACME_SEND".into();
+        }),
+        row("nats-send-consumer", "acme-send", |c| {
+            c.nats.send_consumer = "acme-send".into();
+        }),
+        row("nats-publish-window", "64", |c| c.nats.publish_window = 64),
+        row("nats-ack-timeout-ms", "750", |c| {
+            c.nats.ack_timeout = ms(750)
+        }),
+        row("nats-retry-base-ms", "20", |c| c.nats.retry_base = ms(20)),
+        row("nats-retry-max-ms", "900", |c| c.nats.retry_max = ms(900)),
+        row("nats-command-attempts", "2", |c| {
+            c.nats.command_attempts = 2
+        }),
+        row("nats-command-retry-base-ms", "30", |c| {
+            c.nats.command_retry_base = ms(30);
+        }),
+        row("nats-command-retry-max-ms", "300", |c| {
+            c.nats.command_retry_max = ms(300);
+        }),
+        row("nats-command-ack-wait-secs", "2", |c| {
+            c.nats.command_ack_wait = secs(2);
+        }),
     ]
 }
 
@@ -213,6 +277,13 @@ const REFUSED: &[(&str, &str)] = &[
     ("sim", "maybe"),
     ("sim-seed", "-3"),
     ("max-body-bytes", "lots"),
+    ("nats-prefix", "a.b"),
+    ("nats-events-stream", "has space"),
+    ("nats-storage", "tape"),
+    ("nats-replicas", "0"),
+    ("nats-publish-window", "0"),
+    ("nats-command-attempts", "0"),
+    ("nats-events-max-bytes", "-1"),
 ];
 
 /// The `serve` flag definitions, exactly as `--help` prints them.

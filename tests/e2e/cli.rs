@@ -435,3 +435,34 @@ async fn plugins_load_list_and_remove_a_compiled_component() {
     let table = cli(&server, Via::Flags, "plugins list").await.ok();
     assert_eq!(table, "(none)\n");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nats_status_says_what_the_broker_does_or_that_there_is_none() {
+    let plain = TestServer::start().await;
+    let out = cli(&plain, Via::Flags, "nats status").await.ok();
+    assert!(out.contains("NATS is not configured"), "{out}");
+
+    let nats = switchboard_tests::nats::NatsServer::start().await;
+    let url = nats.url();
+    let server = TestServer::start_with(move |c| c.nats.servers = vec![url]).await;
+    server.paired_session("s").await;
+    let out = eventually("the broker's streams to be set up", || async {
+        let out = cli(&server, Via::Flags, "nats status").await.ok();
+        (out.contains("NATS: connected") && out.contains("SWITCHBOARD_SEND")).then_some(out)
+    })
+    .await;
+    assert_eq!(
+        row(&out, "SWITCHBOARD_EVENTS")[1..],
+        [
+            "events",
+            "switchboard.events.> switchboard.results.>",
+            "created"
+        ],
+        "{out}"
+    );
+    assert!(out.contains("events out: "), "{out}");
+    assert!(out.contains("sends in: 0 delivered"), "{out}");
+    let json = cli(&server, Via::Flags, "nats status --json").await.ok();
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["configured"], true);
+}

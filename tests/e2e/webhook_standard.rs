@@ -5,8 +5,7 @@
 //! Switchboard's. Also the registration rules of `signature_scheme`.
 
 use std::collections::BTreeMap;
-use std::fs::{self, File};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -17,6 +16,7 @@ use switchboard_tests::process::Lines;
 use switchboard_tests::receiver::{
     Received, Respond, TestReceiver, add_webhook, dlq, inbound, ms, wait_for_dlq, wait_until_idle,
 };
+use switchboard_tests::venv::{venv_with, workspace_root};
 use switchboard_tests::{TestServer, eventually};
 use tokio::process::{Child, Command};
 
@@ -28,69 +28,16 @@ const STANDARDWEBHOOKS: &str = "1.1.0";
 /// How long the receiver script may take to say it listens.
 const START_PATIENCE: Duration = Duration::from_secs(30);
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the tests crate lives in the workspace root")
-        .to_path_buf()
-}
-
-/// Runs `cmd` to completion; panics with its output when it fails.
-fn run(cmd: &mut std::process::Command, what: &str) {
-    let output = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("{what}: could not run {cmd:?}: {e}"));
-    assert!(
-        output.status.success(),
-        "{what} failed ({}); the command was {cmd:?}\nstdout:\n{}\nstderr:\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr),
-    );
-}
-
 /// The Python of `target/standardwebhooks-venv`, with `standardwebhooks`
-/// installed from PyPI: made on first use (needs `python3` with `venv`, and
-/// the network once), then reused. A lock file keeps concurrent tests and
-/// test processes from building it twice.
+/// installed from PyPI.
 fn python_with_standardwebhooks() -> PathBuf {
-    let target = workspace_root().join("target");
-    fs::create_dir_all(&target).expect("target/ exists");
-    let venv = target.join("standardwebhooks-venv");
-    let python = venv.join("bin").join("python");
-    let stamp = venv.join(format!("standardwebhooks-{STANDARDWEBHOOKS}.installed"));
-    let lock = File::create(target.join("standardwebhooks-venv.lock")).expect("the venv lock file");
-    lock.lock().expect("lock the venv");
-    if !python.is_file() || !stamp.is_file() {
-        let python_env = |cmd: &mut std::process::Command| {
-            cmd.env_remove("PYTHONPATH")
-                .env_remove("PYTHONHOME")
-                .env_remove("VIRTUAL_ENV");
-        };
-        let mut cmd = std::process::Command::new("python3");
-        cmd.args(["-m", "venv", "--clear"]).arg(&venv);
-        python_env(&mut cmd);
-        run(
-            &mut cmd,
-            "creating the venv target/standardwebhooks-venv (needs python3 with venv)",
-        );
-        let mut cmd = std::process::Command::new(&python);
-        cmd.args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-        ])
-        .arg(format!("standardwebhooks=={STANDARDWEBHOOKS}"));
-        python_env(&mut cmd);
-        run(
-            &mut cmd,
-            "installing standardwebhooks from PyPI into target/standardwebhooks-venv",
-        );
-        fs::write(&stamp, STANDARDWEBHOOKS).expect("mark the install");
-    }
-    python
+    venv_with(
+        "standardwebhooks-venv",
+        "standardwebhooks",
+        STANDARDWEBHOOKS,
+    )
+    .join("bin")
+    .join("python")
 }
 
 /// `tests/support/standard_webhooks_receiver.py`, running; killed when dropped.

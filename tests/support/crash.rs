@@ -91,9 +91,19 @@ impl Rig {
     /// Starts `binary` (the test crate's `CARGO_BIN_EXE_…`) on a fresh data
     /// directory and waits until it is ready.
     pub async fn start(binary: &str, intervals: Intervals) -> Rig {
+        Self::start_with_env(binary, intervals, &[]).await
+    }
+
+    /// [`Rig::start`] with `extra` environment variables (kept across restarts).
+    pub async fn start_with_env(binary: &str, intervals: Intervals, extra: &[(&str, &str)]) -> Rig {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let mut env = base_env();
         env.extend(interval_env(intervals));
+        env.extend(
+            extra
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
+        );
         let dir = tempfile::tempdir().expect("a temporary data directory");
         let process = spawn(Path::new(binary), dir.path(), &env).await;
         let api = Api::new(&process.base);

@@ -3,11 +3,13 @@
 
 pub mod assembled;
 pub mod crash;
+pub mod nats;
 pub mod plugins;
 pub mod process;
 pub mod readme;
 pub mod receiver;
 pub mod sse;
+pub mod venv;
 
 use std::future::Future;
 use std::time::Duration;
@@ -228,6 +230,19 @@ impl TestServer {
     /// Authenticated DELETE.
     pub async fn delete(&self, path: &str) -> Resp {
         self.call(Method::DELETE, path, None).await
+    }
+
+    /// An authenticated GET whose answer is text (`/metrics`); panics unless 200.
+    pub async fn get_text(&self, path: &str) -> String {
+        let resp = self
+            .http
+            .get(format!("{}{path}", self.base))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .expect("request sent");
+        assert_eq!(resp.status().as_u16(), 200, "GET {path}");
+        resp.text().await.expect("a text body")
     }
 
     /// Creates a sim session with this id.

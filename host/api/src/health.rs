@@ -3,7 +3,9 @@
 //! `/livez` only says the process serves HTTP (no I/O, no locks). `/readyz`
 //! checks what the gateway needs to do its work: the store answers a read,
 //! and the background workers (blast worker, scheduler, webhook delivery
-//! workers) are running — one that stopped or panicked makes it unready.
+//! workers) are running — one that stopped or panicked makes it unready —
+//! and, when a message broker is configured, the broker is connected and its
+//! streams are set up.
 
 use axum::Router;
 use axum::extract::State;
@@ -70,6 +72,8 @@ pub enum ReadyCheck {
     Scheduler,
     /// The webhook delivery workers run.
     WebhookWorkers,
+    /// The message broker (NATS), when configured: connected, streams set up.
+    Nats,
 }
 
 impl ReadyCheck {
@@ -80,6 +84,7 @@ impl ReadyCheck {
             Self::BlastWorker => "blast_worker",
             Self::Scheduler => "scheduler",
             Self::WebhookWorkers => "webhook_workers",
+            Self::Nats => "nats",
         }
     }
 }
@@ -111,6 +116,9 @@ pub struct ReadyChecks {
     pub store: CheckState,
     /// The webhook delivery workers run.
     pub webhook_workers: CheckState,
+    /// The message broker, only when one is configured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nats: Option<CheckState>,
 }
 
 /// The process is up and serving HTTP.
@@ -132,7 +140,7 @@ async fn livez() -> Json<Live> {
 }
 
 /// The parts `/readyz` checks, in order, and whether each is fine.
-fn checks(state: &AppState) -> [(ReadyCheck, bool); 4] {
+fn checks(state: &AppState) -> Vec<(ReadyCheck, bool)> {
     let store = match state.store.schema_version() {
         Ok(_) => true,
         Err(e) => {
@@ -140,12 +148,16 @@ fn checks(state: &AppState) -> [(ReadyCheck, bool); 4] {
             false
         }
     };
-    [
+    let mut checks = vec![
         (ReadyCheck::Store, store),
         (ReadyCheck::BlastWorker, state.blasts.worker_running()),
         (ReadyCheck::Scheduler, state.scheduler.worker_running()),
         (ReadyCheck::WebhookWorkers, state.webhooks.workers_running()),
-    ]
+    ];
+    if let Some(broker) = state.broker.get() {
+        checks.push((ReadyCheck::Nats, broker.ready()));
+    }
+    checks
 }
 
 /// The store answers reads and the background workers run.
@@ -154,7 +166,7 @@ fn checks(state: &AppState) -> [(ReadyCheck, bool); 4] {
     path = "/readyz",
     operation_id = "health_readyz",
     tag = "health",
-    summary = "Readiness: the store answers and the background workers run",
+    summary = "Readiness: the store answers, the background workers run, the broker (when configured) is connected",
     security(()),
     responses(
         (status = 200, description = "Ready.", body = Ready),
@@ -175,6 +187,7 @@ async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Ready>) {
         scheduler: state_of(ReadyCheck::Scheduler),
         store: state_of(ReadyCheck::Store),
         webhook_workers: state_of(ReadyCheck::WebhookWorkers),
+        nats: state.broker.get().map(|_| state_of(ReadyCheck::Nats)),
     };
     match failing.first() {
         None => (

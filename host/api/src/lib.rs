@@ -3,6 +3,7 @@
 
 pub mod auth;
 mod blasts;
+pub mod broker;
 mod console;
 mod contacts;
 pub mod error;
@@ -11,7 +12,7 @@ mod group_members;
 mod groups;
 mod health;
 pub mod http_metrics;
-mod messages;
+pub mod messages;
 pub mod metrics;
 pub mod openapi;
 mod plugins;
@@ -98,6 +99,8 @@ pub struct Services {
     pub plugins: Plugins,
     /// The metrics registry (`/metrics`, and the HTTP middleware records into it).
     pub metrics: Metrics,
+    /// The message broker, when one is configured (set once, at start).
+    pub broker: std::sync::OnceLock<Arc<dyn broker::Broker>>,
 }
 
 /// The whole application: public health routes, the authenticated `/api/v1`
@@ -114,6 +117,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .merge(session_ops::routes())
         .merge(stream::routes())
         .merge(webhooks::routes())
+        .merge(broker::routes())
         .merge(plugins::routes())
         .merge(metrics::routes());
     if state.sim.is_some() {

@@ -72,7 +72,23 @@ async fn send(
     ApiPath(SendPath { id, kind }): ApiPath<SendPath>,
     ApiJson(body): ApiJson<Value>,
 ) -> ApiResult<(StatusCode, Json<SendOutcome>)> {
-    let kind = SendKind::parse(&kind).ok_or_else(|| {
+    let (status, outcome) = send_json(&state, &id, &kind, body, None).await?;
+    Ok((status, Json(outcome)))
+}
+
+/// Sends one message of `kind` from its JSON body on session `id`, now or
+/// (with a future `send_at`) scheduled: what `POST …/messages/{kind}` does,
+/// with the same validation, transforms, records, events and errors. The
+/// broker's send queue takes this path too, with `message_id` set (one per
+/// command), so a command delivered twice is one message on the network.
+pub async fn send_json(
+    state: &AppState,
+    id: &str,
+    kind: &str,
+    body: Value,
+    message_id: Option<String>,
+) -> ApiResult<(StatusCode, SendOutcome)> {
+    let kind = SendKind::parse(kind).ok_or_else(|| {
         let known: Vec<&str> = SendKind::ALL.iter().map(|k| k.as_str()).collect();
         ApiError::not_found(
             "unknown_send_kind",
@@ -82,22 +98,27 @@ async fn send(
             ),
         )
     })?;
-    if !state.sessions.exists(&id) {
-        return Err(switchboard_runtime::sessions::SessionError::NotFound(id).into());
+    if !state.sessions.exists(id) {
+        return Err(switchboard_runtime::sessions::SessionError::NotFound(id.to_owned()).into());
     }
     if let Some(send_at) = scheduled::future_send_at(&body)? {
         let request = SendRequest::from_json(kind, body.clone())?;
-        return scheduled::schedule(&state, &id, &request, body, send_at);
+        let (status, Json(outcome)) =
+            scheduled::schedule(state, id, &request, body, send_at, message_id)?;
+        return Ok((status, outcome));
     }
     let request = SendRequest::from_json(kind, body)?;
-    let record = state.send.send(&id, request).await?;
+    let record = match message_id {
+        Some(message_id) => state.send.send_with_id(id, request, &message_id).await?,
+        None => state.send.send(id, request).await?,
+    };
     Ok((
         StatusCode::OK,
-        Json(SendOutcome::Sent(SentOut {
+        SendOutcome::Sent(SentOut {
             message_id: record.message_id,
             timestamp: record.timestamp,
             to: record.chat,
-        })),
+        }),
     ))
 }
 

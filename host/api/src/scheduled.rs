@@ -55,18 +55,20 @@ pub struct ScheduledAccepted {
     pub status: ScheduledStatus,
 }
 
-/// Validates and stores a send for `send_at`; answers `202` with
-/// [`ScheduledAccepted`] (or the handler's answer made from it).
+/// Validates and stores a send for `send_at`, to go out under `message_id`
+/// (a new id when `None`); answers `202` with [`ScheduledAccepted`] (or the
+/// handler's answer made from it).
 pub fn schedule<T: From<ScheduledAccepted>>(
     state: &AppState,
     session_id: &str,
     request: &SendRequest,
     body: Value,
     send_at: i64,
+    message_id: Option<String>,
 ) -> ApiResult<(StatusCode, Json<T>)> {
     let send = state
         .scheduler
-        .schedule(session_id, request, body, send_at)?;
+        .schedule(session_id, request, body, send_at, message_id)?;
     let accepted = ScheduledAccepted {
         scheduled_id: send.id,
         send_at: iso8601(send.send_at),

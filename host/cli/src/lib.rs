@@ -15,6 +15,7 @@
 mod blasts;
 mod client;
 mod commands;
+mod nats;
 pub mod qr;
 mod table;
 
@@ -94,6 +95,15 @@ pub enum ClientCommand {
         /// What to do.
         #[command(subcommand)]
         cmd: PluginsCmd,
+    },
+    /// The NATS JetStream broker (`serve --nats-url`).
+    Nats {
+        /// Where the gateway is and its token.
+        #[command(flatten)]
+        conn: Connection,
+        /// What to do.
+        #[command(subcommand)]
+        cmd: NatsCmd,
     },
 }
 
@@ -197,6 +207,14 @@ pub enum PluginsCmd {
     },
 }
 
+/// `switchboard nats …`
+#[derive(Debug, Subcommand)]
+pub enum NatsCmd {
+    /// The connection, the streams, events waiting for the stream, and the
+    /// send queue's commands.
+    Status,
+}
+
 /// The client alone, for callers that parse arguments without the server's
 /// `serve` command (tests, embedders): `ClientCli::try_parse_from(["switchboard", "sessions", "list"])`.
 #[derive(Debug, Parser)]
@@ -231,6 +249,10 @@ pub async fn run(command: ClientCommand, out: &mut (dyn Write + Send)) -> Result
         ClientCommand::Plugins { conn, cmd } => {
             let api = client::Api::new(&conn)?;
             commands::plugins(&api, cmd, conn.json, out).await
+        }
+        ClientCommand::Nats { conn, cmd } => {
+            let api = client::Api::new(&conn)?;
+            nats::nats(&api, cmd, conn.json, out).await
         }
     }
 }

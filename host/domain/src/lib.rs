@@ -3,6 +3,7 @@
 #[cfg(feature = "openapi")]
 pub mod address_schema;
 pub mod blast;
+pub mod broker;
 pub mod contact;
 pub mod data_dir;
 pub mod event;

@@ -42,6 +42,8 @@ pub struct Sources {
     pub plugins: Plugins,
     /// The `whatsapp` backend's counters, when the build has the backend.
     pub whatsapp: Option<WhatsAppCounters>,
+    /// The NATS broker's counters, when one is configured.
+    pub nats: Option<switchboard_nats::NatsCounters>,
 }
 
 /// The gateway's metrics: the API's HTTP metrics, every part's own
@@ -54,6 +56,9 @@ pub fn build(sources: Sources) -> Metrics {
         sources.store.timings().register(registry);
         if let Some(whatsapp) = &sources.whatsapp {
             whatsapp.register(registry);
+        }
+        if let Some(nats) = &sources.nats {
+            nats.register(registry);
         }
         registry.register_collector(Box::new(collect::Scrape {
             sessions: sources.sessions,

@@ -138,6 +138,7 @@ pub const DOCUMENT_PATH: &str = "/api/v1/openapi.json";
         super::sim_account::spam_reports,
         super::sim_events::inject,
         super::sim_groups::join,
+        super::broker::status,
         super::console::redirect,
         super::console::index,
         super::console::file,
@@ -165,6 +166,7 @@ pub const DOCUMENT_PATH: &str = "/api/v1/openapi.json";
         (name = "events", description = "The live event stream (Server-Sent Events)."),
         (name = "webhooks", description = "Webhook registration and the dead-letter queue."),
         (name = "plugins", description = "WebAssembly plugins and their bindings."),
+        (name = "nats", description = "The NATS JetStream broker (`--nats-url`): events out, a send queue in."),
         (name = "sim", description = "The simulated network's control API (only when the sim is enabled)."),
         (name = "console", description = "The operator console, a browser app over this API (public: it holds no data)."),
     )

@@ -133,13 +133,17 @@ impl Scheduler {
     }
 
     /// Stores a validated send for `send_at` (Unix seconds). `body` is the
-    /// request body as posted; it is sent again through validation at its time.
+    /// request body as posted; it is sent again through validation at its
+    /// time. `message_id` is the id it will be sent under (a new one when
+    /// `None`): a caller that may schedule the same send twice (a redelivered
+    /// queue command) gives the same id, and the network keeps one message.
     pub fn schedule(
         &self,
         session_id: &str,
         request: &SendRequest,
         mut body: Value,
         send_at: i64,
+        message_id: Option<String>,
     ) -> Result<ScheduledSend, ScheduleError> {
         if let Value::Object(fields) = &mut body {
             fields.remove("send_at");
@@ -155,7 +159,7 @@ impl Scheduler {
             status: ScheduledStatus::Scheduled,
             created_at: unix_now(),
             attempts: 0,
-            message_id: new_message_id(),
+            message_id: message_id.unwrap_or_else(new_message_id),
             sent_at: None,
             finished_at: None,
             last_error: None,

@@ -79,6 +79,9 @@ struct Inner {
     dispatcher: Dispatcher,
     /// Filters scoped to single webhooks (plugin bindings with `webhooks`).
     scoped: std::sync::OnceLock<Arc<dyn EventFilter>>,
+    /// The other outbox destinations (the NATS broker): a dead-letter entry
+    /// of theirs is replayed through them, not posted.
+    others: RwLock<Vec<Arc<dyn Outbox>>>,
 }
 
 /// The webhook registry and delivery engine; cheap to clone.
@@ -143,8 +146,30 @@ impl Webhooks {
                 by_session: RwLock::new(by_session),
                 dispatcher,
                 scoped: std::sync::OnceLock::new(),
+                others: RwLock::new(Vec::new()),
             }),
         })
+    }
+
+    /// Adds another outbox destination whose dead-letter entries share the
+    /// sessions' queues (the NATS broker), so a replay goes back through it.
+    pub fn add_destination(&self, other: Arc<dyn Outbox>) {
+        self.inner
+            .others
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(other);
+    }
+
+    /// The destination that owns the outbox rows of `url`, when not a webhook.
+    fn other_for(&self, url: &str) -> Option<Arc<dyn Outbox>> {
+        self.inner
+            .others
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .find(|o| o.claims(url))
+            .cloned()
     }
 
     /// Sets the filters scoped to single webhooks, run per delivery (once).
@@ -287,7 +312,20 @@ impl Webhooks {
             .store
             .get_dlq(session_id, entry_id)?
             .ok_or_else(|| WebhookError::DlqNotFound(entry_id.to_owned()))?;
-        if self.inner.dispatcher.is_open(&entry.webhook_url) {
+        let other = if is_webhook_url(&entry.webhook_url) {
+            None
+        } else {
+            Some(self.other_for(&entry.webhook_url).ok_or_else(|| {
+                WebhookError::Invalid {
+                    field: "entry",
+                    message: format!(
+                        "was owed to {}, which this gateway is not configured to deliver to (NATS off?); it stays queued",
+                        entry.webhook_url
+                    ),
+                }
+            })?)
+        };
+        if other.is_none() && self.inner.dispatcher.is_open(&entry.webhook_url) {
             return Err(WebhookError::CircuitOpen(entry.webhook_url));
         }
         // Sequence 0: a replay goes ahead of the URL's other deliveries.
@@ -311,6 +349,18 @@ impl Webhooks {
             })?
             .ok_or_else(|| WebhookError::DlqNotFound(entry_id.to_owned()))?;
         tracing::info!(session = %session_id, entry = %entry_id, url = %row.key.url, "webhook DLQ entry replayed");
+        if let Some(other) = other {
+            let seq = row.key.seq;
+            other.release(
+                seq,
+                vec![NewDelivery {
+                    delivery: row.delivery,
+                    payload: row.payload,
+                }],
+                Vec::new(),
+            );
+            return Ok(());
+        }
         let generation = self.inner.dispatcher.generation(session_id);
         self.inner.dispatcher.take([delivery(row, generation)]);
         Ok(())
