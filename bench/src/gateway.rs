@@ -94,6 +94,11 @@ impl Gateway {
         Ok(())
     }
 
+    /// The gateway's simulated network, to inject traffic in-process.
+    pub fn sim(&self) -> Option<switchboard::network::sim::SimNetwork> {
+        self.running.as_ref()?.gateway().state().sim.clone()
+    }
+
     /// `http://127.0.0.1:<port>`.
     pub fn base(&self) -> &str {
         &self.base

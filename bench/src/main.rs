@@ -232,7 +232,7 @@ async fn run(plan: &Plan, server: tokio::runtime::Handle) -> anyhow::Result<Vec<
     gw.stop().await?;
     if plan.runs("p6") {
         eprintln!("P6: NATS JetStream …");
-        let mut f = p6_nats::run(&server, &http, plan.load_for).await?;
+        let mut f = p6_nats::run(&server, plan.load_for).await?;
         rows.push(Row::absolute(
             &format!("Ceiling: raw JetStream publishes, {} B", f.payload_bytes),
             f.ceiling,
@@ -246,6 +246,13 @@ async fn run(plan: &Plan, server: tokio::runtime::Handle) -> anyhow::Result<Vec<
             "ev/s",
             f.ceiling,
             0.5,
+        ));
+        rows.push(Row::absolute(
+            "P6 events stored by the intake meanwhile",
+            f.stored,
+            "ev/s",
+            Goal::Info,
+            0.0,
         ));
         rows.push(Row::absolute(
             &format!(

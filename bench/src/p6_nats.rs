@@ -1,5 +1,7 @@
-//! P6, the NATS broker: events from sim intake (`POST /sim/sessions/{id}/inbound`,
-//! as P1 injects them) to JetStream acknowledgements in the events stream,
+//! P6, the NATS broker: events from sim intake (the sim network delivering
+//! inbound messages in-process, each answered once stored, as the real
+//! network's are acknowledged; no HTTP injection in the way) to JetStream
+//! acknowledgements in the events stream,
 //! beside a ceiling measured in the same run: raw JetStream publishes of the
 //! same payload size, with the same window of acknowledgements in flight;
 //! and the send command's round trip (published into the send queue →
@@ -12,12 +14,12 @@ use async_nats::jetstream::{self, stream};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use futures_util::stream::FuturesOrdered;
-use http_body_util::Full;
 use serde_json::json;
 use tokio::runtime::Handle;
 
-use crate::gateway::{Gateway, TOKEN};
-use crate::load::{Http, closed_loop};
+use switchboard::network::sim::SimInbound;
+
+use crate::gateway::Gateway;
 use crate::nats_server::NatsServer;
 use crate::stats::Samples;
 
@@ -30,6 +32,8 @@ const WINDOW: usize = 256;
 pub struct Figures {
     /// Events per second from injection to acknowledgement in the stream.
     pub events: f64,
+    /// Events per second stored by the intake (answered), whatever NATS did.
+    pub stored: f64,
     /// Raw JetStream publishes per second, same payload size and window.
     pub ceiling: f64,
     /// The payload size both used.
@@ -39,7 +43,7 @@ pub struct Figures {
 }
 
 /// Runs P6 against a `nats-server` of its own and a gateway started with it.
-pub async fn run(server: &Handle, http: &Http, load_for: Duration) -> anyhow::Result<Figures> {
+pub async fn run(server: &Handle, load_for: Duration) -> anyhow::Result<Figures> {
     let nats = tokio::task::spawn_blocking(NatsServer::start).await??;
     let url = nats.url().to_owned();
     let client = async_nats::connect(&url).await?;
@@ -53,36 +57,45 @@ pub async fn run(server: &Handle, http: &Http, load_for: Duration) -> anyhow::Re
     let mut events = js.get_stream("SWITCHBOARD_EVENTS").await?;
     let before = events.info().await?.state.messages;
 
-    // Events: injected closed-loop for `load_for`, timed until the last is
-    // acknowledged in the stream.
-    let base = gw.base().to_owned();
+    // Events: delivered by the sim closed-loop for `load_for` (64 at a
+    // time), timed until the last is acknowledged in the stream.
+    let sim = gw.sim().context("the benchmark gateway has the sim")?;
     let start = Instant::now();
-    let injected = closed_loop(http, 64, load_for, hyper::StatusCode::OK, move |i| {
-        hyper::Request::post(format!("{base}/api/v1/sim/sessions/{SESSION}/inbound"))
-            .header(hyper::header::AUTHORIZATION, format!("Bearer {TOKEN}"))
-            .header(hyper::header::CONTENT_TYPE, "application/json")
-            .body(Full::new(Bytes::from(
-                json!({ "from": "15550001111", "text": format!("p6 event {i} {}", "x".repeat(200)) })
-                    .to_string(),
-            )))
-            .expect("a request")
-    })
-    .await;
-    let want = before + injected.ok;
+    let deadline = start + load_for;
+    let mut tasks = Vec::new();
+    for worker in 0..64u64 {
+        let sim = sim.clone();
+        tasks.push(server.spawn(async move {
+            let mut sent = 0u64;
+            while Instant::now() < deadline {
+                let inbound: SimInbound = serde_json::from_value(json!({
+                    "from": "15550001111",
+                    "text": format!("p6 event {worker}/{sent} {}", "x".repeat(200)),
+                }))?;
+                let message = sim.build_inbound(inbound)?;
+                sim.inject_inbound(SESSION, message).await?;
+                sent += 1;
+            }
+            Ok::<u64, anyhow::Error>(sent)
+        }));
+    }
+    let mut injected = 0u64;
+    for t in tasks {
+        injected += t.await??;
+    }
+    let stored = injected as f64 / start.elapsed().as_secs_f64();
+    let want = before + injected;
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         if events.info().await?.state.messages >= want {
             break;
         }
         if Instant::now() > deadline {
-            bail!(
-                "the events stream did not get the {} injected events",
-                injected.ok
-            );
+            bail!("the events stream did not get the {injected} injected events");
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    let rate = injected.ok as f64 / start.elapsed().as_secs_f64();
+    let rate = injected as f64 / start.elapsed().as_secs_f64();
     let payload_bytes = events
         .get_last_raw_message_by_subject(&format!("switchboard.events.{SESSION}.message"))
         .await
@@ -97,6 +110,7 @@ pub async fn run(server: &Handle, http: &Http, load_for: Duration) -> anyhow::Re
     let ceiling = raw_publishes(&js, payload_bytes, load_for).await?;
     Ok(Figures {
         events: rate,
+        stored,
         ceiling,
         payload_bytes,
         round_trips,
