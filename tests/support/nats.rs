@@ -73,6 +73,32 @@ impl NatsServer {
         }
     }
 
+    /// Freezes the server (SIGSTOP): connections stay open, nothing is
+    /// answered, as a server that hangs.
+    pub async fn pause(&self) {
+        self.signal("-STOP").await;
+    }
+
+    /// Lets a frozen server go on (SIGCONT).
+    pub async fn resume(&self) {
+        self.signal("-CONT").await;
+    }
+
+    async fn signal(&self, which: &str) {
+        let pid = self
+            .child
+            .as_ref()
+            .and_then(Child::id)
+            .expect("nats-server runs");
+        let status = Command::new("kill")
+            .arg(which)
+            .arg(pid.to_string())
+            .status()
+            .await
+            .expect("kill runs");
+        assert!(status.success(), "kill {which} {pid}");
+    }
+
     /// Starts it again on the same port and store.
     pub async fn restart(&mut self) {
         self.kill().await;
