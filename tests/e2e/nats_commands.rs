@@ -268,4 +268,22 @@ async fn a_command_published_again_under_its_request_id_is_not_sent_twice() {
     assert_eq!(sent, 1, "one message on the network: {outbox}");
     // The stream keeps one result per command.
     assert_eq!(results(&js, "s", 1).await.len(), 1);
+
+    // A scheduled command published again is not scheduled twice.
+    let later = json!({"kind": "text", "request_id": "later", "to": "4940000001",
+                       "text": "later", "send_at": "2999-01-01T00:00:00Z"});
+    command(&js, "s", later.clone()).await;
+    command(&js, "s", later).await;
+    eventually("the repeated scheduled command to be answered", || async {
+        (status(&server).await["commands"]["already_sent"] == 2).then_some(())
+    })
+    .await;
+    let scheduled = server.get("/api/v1/sessions/s/scheduled").await.expect(200);
+    let texts: Vec<&Value> = scheduled["scheduled"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["status"] == "scheduled")
+        .collect();
+    assert_eq!(texts.len(), 1, "{scheduled}");
 }

@@ -129,6 +129,30 @@ pub fn is_passing(e: &ApiError) -> bool {
     )
 }
 
+/// How far back a repeated command looks for the scheduled send it made.
+const SCHEDULED_LOOKBACK: usize = 1_000;
+
+/// The scheduled send a command made earlier under `message_id`, if one of
+/// the session's newest is still `scheduled`, as its answer reported it.
+fn already_scheduled(state: &AppState, session: &str, message_id: &str) -> Option<Value> {
+    use switchboard_domain::scheduled::ScheduledStatus;
+    let pending = state
+        .scheduler
+        .list(
+            Some(session),
+            &[ScheduledStatus::Scheduled],
+            0,
+            SCHEDULED_LOOKBACK,
+        )
+        .ok()?;
+    let send = pending.into_iter().find(|s| s.message_id == message_id)?;
+    Some(json!({
+        "scheduled_id": send.id,
+        "send_at": switchboard_domain::time::iso8601(send.send_at),
+        "status": send.status,
+    }))
+}
+
 /// A result document.
 fn result_ok(
     request_id: Option<&str>,
@@ -391,10 +415,17 @@ impl Nats {
         let message_id = command_message_id(session, key);
         let request_id = command.request_id.as_deref();
         // Delivered before, or a command published again under its
-        // request_id: if its send went out, it is answered, not sent twice.
+        // request_id: if its send went out (or was scheduled), it is
+        // answered, not sent (or scheduled) twice.
         let repeat = delivered > 1 || request_id.is_some();
         if repeat && let Ok(Some(true)) = state.send.has_sent(session, &message_id).await {
             return Verdict::Answer(result_ok(request_id, &message_id, Value::Null, true));
+        }
+        if repeat
+            && command.body.get("send_at").is_some()
+            && let Some(earlier) = already_scheduled(state, session, &message_id)
+        {
+            return Verdict::Answer(result_ok(request_id, &message_id, earlier, true));
         }
         let sent = switchboard_api::messages::send_json(
             state,
