@@ -208,3 +208,27 @@ async fn without_a_nats_url_nothing_of_nats_starts_or_shows() {
         "no NATS metrics without NATS"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_filter_plugin_decides_what_reaches_the_stream_as_for_webhooks() {
+    let nats = NatsServer::start().await;
+    let server = gateway(&nats).await;
+    server.paired_session("s").await;
+    let plugin =
+        crate::plugins_support::upload(&server, switchboard_tests::plugins::KEYWORD_ROUTER).await;
+    crate::plugins_support::bind(
+        &server,
+        &plugin,
+        "event_filter",
+        json!({ "config": { "keywords": ["secret"], "mode": "drop" } }),
+    )
+    .await;
+    inject(&server, "s", "hello").await;
+    inject(&server, "s", "a secret plan").await;
+    // Published after the dropped one, in order: once it is in the stream,
+    // the dropped one would be too.
+    inject(&server, "s", "bye").await;
+    let js = nats.jetstream().await;
+    let stored = wait_for_stream(&js, EVENTS, "switchboard.events.s.message", 2).await;
+    assert_eq!(texts(&stored, "s"), ["hello", "bye"]);
+}
