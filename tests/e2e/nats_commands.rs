@@ -196,7 +196,8 @@ async fn a_command_that_can_never_succeed_gets_the_http_error_code_and_is_not_re
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_passing_failure_is_delivered_again_then_answered_as_failed_or_sent_once_it_can() {
     let nats = NatsServer::start().await;
-    let server = gateway(&nats, 3, 100).await;
+    // A second between deliveries: time enough to reconnect between two.
+    let server = gateway(&nats, 3, 1_000).await;
     server.paired_session("s").await;
     server
         .post_empty("/api/v1/sessions/s/disconnect")

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use async_nats::jetstream::stream;
 use serde_json::json;
-use switchboard_tests::nats::{NatsServer, Stored, wait_for_stream};
+use switchboard_tests::nats::{NatsServer, Stored, read_stream, wait_for_stream};
 use switchboard_tests::{TestServer, eventually};
 
 const EVENTS: &str = "SWITCHBOARD_EVENTS";
@@ -33,6 +33,16 @@ async fn inject(server: &TestServer, session: &str, text: &str) {
         )
         .await
         .expect(200);
+}
+
+/// Waits until the gateway owes the stream nothing more: a repeat, if
+/// there were one, would be in it by then.
+async fn drained(server: &TestServer) {
+    eventually("the outbox to drain into NATS", || async {
+        let s = server.get("/api/v1/nats").await.body;
+        (s["events"]["pending"] == 0).then_some(())
+    })
+    .await;
 }
 
 /// The texts of the `message` events of `session`, in stream order.
@@ -60,7 +70,9 @@ async fn every_event_reaches_the_stream_in_session_order_with_its_message_id() {
         inject(&server, "b.team", &format!("b {n}")).await;
     }
     let js = nats.jetstream().await;
-    let stored = wait_for_stream(&js, EVENTS, "switchboard.events.*.message", 50).await;
+    wait_for_stream(&js, EVENTS, "switchboard.events.*.message", 50).await;
+    drained(&server).await;
+    let stored = read_stream(&js, EVENTS, "switchboard.events.*.message").await;
     assert_eq!(stored.len(), 50, "each event once");
     let want = |p: &str| (0..25).map(|n| format!("{p} {n}")).collect::<Vec<_>>();
     assert_eq!(texts(&stored, "a"), want("a"));
@@ -144,18 +156,15 @@ async fn a_nats_outage_mid_storm_loses_nothing_and_the_stream_catches_up_in_orde
     tokio::time::sleep(Duration::from_secs(3)).await;
     nats.restart().await;
     let js = nats.jetstream().await;
-    let stored = wait_for_stream(&js, EVENTS, "switchboard.events.s.message", 100).await;
+    wait_for_stream(&js, EVENTS, "switchboard.events.s.message", 100).await;
+    drained(&server).await;
+    let stored = read_stream(&js, EVENTS, "switchboard.events.s.message").await;
     let want: Vec<String> = (0..100).map(|n| format!("m {n}")).collect();
     assert_eq!(
         texts(&stored, "s"),
         want,
         "nothing lost, nothing twice, in order"
     );
-    eventually("the outbox to drain", || async {
-        let s = server.get("/api/v1/nats").await.body;
-        (s["events"]["pending"] == 0).then_some(())
-    })
-    .await;
     server.get("/readyz").await.expect(200);
 }
 

@@ -52,6 +52,9 @@ pub const REPLY_HEADER: &str = "Switchboard-Reply-To";
 /// Longest `request_id` taken.
 const MAX_REQUEST_ID: usize = 256;
 
+/// Commands delivered to the gateway and not yet answered, at most.
+const MAX_IN_FLIGHT: i64 = 64;
+
 /// A command read from the queue.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Command {
@@ -214,7 +217,9 @@ impl Nats {
                 ack_policy: AckPolicy::Explicit,
                 ack_wait: config.command_ack_wait,
                 filter_subject: self.inner.subjects.all_sends(),
-                max_ack_pending: 1_000,
+                // Commands wait in their session's queue while their ack
+                // timer runs: a small number in flight keeps the wait short.
+                max_ack_pending: MAX_IN_FLIGHT,
                 ..Default::default()
             })
             .await
@@ -292,8 +297,13 @@ impl Nats {
         let tx = workers.entry(key.clone()).or_insert_with(|| {
             let (tx, mut rx) = mpsc::unbounded_channel::<Message>();
             let (nats, state) = (self.clone(), state.clone());
+            let cancel = self.inner.cancel.clone();
             self.inner.tasks.spawn(async move {
-                while let Some(msg) = rx.recv().await {
+                // What is still queued at a stop is delivered again by NATS.
+                while let Some(msg) = tokio::select! {
+                    m = rx.recv() => m,
+                    _ = cancel.cancelled() => None,
+                } {
                     nats.handle(&state, msg).await;
                 }
             });
@@ -311,9 +321,12 @@ impl Nats {
         let counters = &self.inner.counters;
         let config = &self.inner.config;
         counters.command_deliveries.inc();
+        // The ack timer ran while the command waited in its session's
+        // queue: it starts again now.
+        let _ = msg.ack_with(AckKind::Progress).await;
         let (stream_seq, delivered) = match msg.info() {
-            Ok(info) => (info.stream_sequence, info.delivered.max(1) as u32),
-            Err(_) => (0, 1),
+            Ok(info) => (Some(info.stream_sequence), info.delivered.max(1) as u32),
+            Err(_) => (None, 1),
         };
         if delivered > 1 {
             counters.command_redeliveries.inc();
@@ -327,9 +340,11 @@ impl Nats {
             .map(|v| v.as_str().to_owned());
         let parsed = parse_command(&msg.payload);
         let request_id = parsed.as_ref().ok().and_then(|c| c.request_id.clone());
-        let key = request_id
-            .clone()
-            .unwrap_or_else(|| format!("{}:{stream_seq}", config.send_stream));
+        let key = request_id.clone().unwrap_or_else(|| match stream_seq {
+            Some(seq) => format!("{}:{seq}", config.send_stream),
+            // Not from the stream as expected: an id of its own, never shared.
+            None => uuid::Uuid::new_v4().to_string(),
+        });
         let verdict = match (session.as_deref(), parsed) {
             (None, _) => Verdict::Answer(result_err(
                 request_id.as_deref(),

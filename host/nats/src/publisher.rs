@@ -17,7 +17,7 @@
 //! A crash repeats at most the window in flight, and JetStream's duplicate
 //! window stores each repeat once.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -68,6 +68,9 @@ pub struct Lane {
     ready: BTreeMap<(u64, String), Pending>,
     /// Delivery id → when it was recorded, for those being published.
     in_flight: HashMap<String, i64>,
+    /// Deliveries dead-lettered (backlog full) while being published: if
+    /// their publish fails they are not tried again.
+    evicted: HashSet<String>,
 }
 
 impl Lane {
@@ -142,6 +145,11 @@ impl Nats {
         let mut failures = 0u32;
         loop {
             if cancel.is_cancelled() {
+                // What was acknowledged leaves the outbox now, not with a
+                // republish after the restart.
+                if let Err(e) = self.inner.store.flush_outbox_removals().await {
+                    tracing::warn!(error = %e, "could not remove published events from the outbox");
+                }
                 break;
             }
             if !self.inner.events_ready.load(Ordering::SeqCst) {
@@ -206,7 +214,9 @@ impl Nats {
         let js = &self.inner.js;
         let counters = &self.inner.counters;
         let mut acks = FuturesOrdered::new();
-        for p in batch {
+        let mut unsent = Vec::new();
+        let mut batch = batch.into_iter();
+        for p in batch.by_ref() {
             let mut headers = HeaderMap::new();
             headers.insert(SEQ_HEADER, p.key.seq.to_string().as_str());
             headers.insert(SESSION_HEADER, p.session_id.as_str());
@@ -217,14 +227,21 @@ impl Nats {
                 .message_id(&p.key.delivery_id);
             let subject = self.inner.subjects.event(&p.session_id, &p.event);
             counters.published.inc();
-            let sent = js.send_publish(subject, message).await;
-            acks.push_back(async move {
-                let result = match sent {
-                    Ok(ack) => ack.await,
-                    Err(e) => Err(e),
-                };
-                (p, result)
-            });
+            match js.send_publish(subject, message).await {
+                Ok(ack) => acks.push_back(async move { (p, ack.await) }),
+                Err(e) => {
+                    // Not even queued: the rest of the window waits behind
+                    // it, so it cannot land before it.
+                    counters.failed.inc();
+                    tracing::warn!(error = %e, session = %p.session_id, seq = p.key.seq, "publishing an event to NATS failed; retrying in order");
+                    self.inner
+                        .link
+                        .set_error(format!("publishing an event failed: {e}"));
+                    unsent.push(p);
+                    unsent.extend(batch.by_ref());
+                    break;
+                }
+            }
         }
         let mut delivered = Vec::new();
         let mut failed = Vec::new();
@@ -263,6 +280,7 @@ impl Nats {
             // The stream was deleted (or NATS lost a memory stream): set it up again.
             self.inner.events_ready.store(false, Ordering::SeqCst);
         }
+        failed.extend(unsent);
         let ok = failed.is_empty();
         if ok && !delivered.is_empty() {
             self.inner.link.clear_error();
@@ -290,8 +308,14 @@ impl Nats {
             for (p, _) in &refused {
                 lane.in_flight.remove(&p.key.delivery_id);
             }
+            for p in &delivered {
+                lane.evicted.remove(&p.key.delivery_id);
+            }
             for p in failed {
-                lane.push(p);
+                // Dead-lettered meanwhile: owed nothing more.
+                if !lane.evicted.remove(&p.key.delivery_id) {
+                    lane.push(p);
+                }
             }
             self.gauge(&lane);
             delivered.into_iter().map(|p| p.key).collect()
@@ -344,6 +368,9 @@ impl Outbox for Nats {
                 .inc_by(evicted.len() as u64);
             for key in &evicted {
                 lane.ready.remove(&(key.seq, key.delivery_id.clone()));
+                if lane.in_flight.contains_key(&key.delivery_id) {
+                    lane.evicted.insert(key.delivery_id.clone());
+                }
             }
         }
         for d in deliveries {

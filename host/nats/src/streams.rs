@@ -164,7 +164,18 @@ pub async fn ensure(
                 report.setup = "matches".into();
                 return Ok(report);
             }
-            match js.update_stream(&want).await {
+            // Only the gateway's own fields change: the rest of the
+            // stream's settings (set by an operator) stay as they are.
+            let mut merged = stream.cached_info().config.clone();
+            merged.subjects = want.subjects.clone();
+            merged.retention = want.retention;
+            merged.storage = want.storage;
+            merged.max_age = want.max_age;
+            merged.max_bytes = want.max_bytes;
+            merged.num_replicas = want.num_replicas;
+            merged.duplicate_window = want.duplicate_window;
+            merged.discard = want.discard;
+            match js.update_stream(&merged).await {
                 Ok(_) => {
                     tracing::warn!(stream = %want.name, drift = ?fields, "NATS stream settings differed from the gateway's and were updated");
                     report.setup = "updated".into();

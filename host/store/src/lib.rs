@@ -41,7 +41,11 @@ pub use timings::StoreTimings;
 
 /// The schema version this build writes. A file created by a newer build is
 /// refused at open; an older one is migrated (none exist yet).
-pub const SCHEMA_VERSION: u64 = 1;
+///
+/// 2: an outbox row may point at its event-log row instead of holding the
+/// payload (a version 1 file is read as it is and marked 2 at open; a
+/// version 1 binary would misread such rows, so it refuses the file).
+pub const SCHEMA_VERSION: u64 = 2;
 
 /// The database file name inside the data directory.
 pub const DB_FILE: &str = "switchboard.redb";
@@ -172,6 +176,10 @@ impl Store {
                         found: v,
                         supported: SCHEMA_VERSION,
                     });
+                }
+                // Every older format is still read as it is.
+                Some(v) if v < SCHEMA_VERSION => {
+                    meta.insert(SCHEMA_VERSION_KEY, SCHEMA_VERSION)?;
                 }
                 Some(_) => {}
                 None => {

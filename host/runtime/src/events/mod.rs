@@ -265,7 +265,8 @@ impl EventBus {
             let _ = done.send(Ok(()));
             return recorded;
         };
-        // One write keeps one set of bounds: the tightest any outbox asks.
+        // One write keeps one set of bounds: the smallest backlog any
+        // outbox asks, and the largest dead-letter capacity.
         let limits = outboxes
             .iter()
             .map(|o| o.limits())

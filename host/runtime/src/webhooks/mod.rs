@@ -126,11 +126,16 @@ impl Webhooks {
             .collect();
         let dispatcher = Dispatcher::new(config.clone(), store.clone(), client, cancel, tasks);
         // The outbox also holds the broker's rows; those resume there.
-        let pending: Vec<OutboxRow> = store
+        let (pending, others): (Vec<OutboxRow>, Vec<OutboxRow>) = store
             .outbox_all()?
             .into_iter()
-            .filter(|row| is_webhook_url(&row.key.url))
-            .collect();
+            .partition(|row| is_webhook_url(&row.key.url));
+        if !others.is_empty() {
+            tracing::info!(
+                events = others.len(),
+                "events owed to NATS are kept in the outbox: they are published while the gateway runs with --nats-url"
+            );
+        }
         if !pending.is_empty() {
             tracing::info!(
                 deliveries = pending.len(),
