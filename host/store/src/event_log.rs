@@ -11,8 +11,7 @@
 use redb::{ReadableTable, WriteTransaction};
 
 use super::outbox::{
-    NewDelivery, OutboxKey, OutboxTables, Removals, RowPayload, encode_row, keep_pending_payloads,
-    pending_urls,
+    NewDelivery, OutboxKey, OutboxTables, PayloadKeeper, Removals, RowPayload, encode_row,
 };
 use super::tables::{
     EVENT_COUNT_KEY, EVENT_LOG, EVENT_PRUNED_KEY, EVENT_SEQ_KEY, MESSAGE_SEQ_KEY, MESSAGES, META,
@@ -151,7 +150,7 @@ impl Store {
         self.write(|tx| {
             let mut gone = 0u64;
             let mut last = 0u64;
-            let (urls, pointed) = pending_urls(tx)?;
+            let mut keeper = PayloadKeeper::new(tx)?;
             {
                 let mut t = tx.open_table(EVENT_LOG)?;
                 // Rows are in sequence order, which is time order: stop at
@@ -161,20 +160,14 @@ impl Store {
                         Some((k, v)) if logged_at(v.value()) < before => k.value(),
                         _ => break,
                     };
-                    if let Some(row) = t.remove(oldest)?
-                        && oldest >= pointed
-                    {
-                        keep_pending_payloads(
-                            tx,
-                            &urls,
-                            oldest,
-                            row.value().get(8..).unwrap_or_default(),
-                        )?;
+                    if let Some(row) = t.remove(oldest)? {
+                        keeper.offer(tx, oldest, row.value().get(8..).unwrap_or_default())?;
                     }
                     last = oldest;
                     gone += 1;
                 }
             }
+            keeper.keep(tx)?;
             if gone > 0 {
                 let count = meta(tx, EVENT_COUNT_KEY)?.saturating_sub(gone);
                 set_meta(tx, EVENT_COUNT_KEY, count)?;
@@ -345,7 +338,7 @@ impl Prepared {
         count: u64,
     ) -> StoreResult<()> {
         let excess = count - self.log_limit;
-        let (urls, pointed) = pending_urls(tx)?;
+        let mut keeper = PayloadKeeper::new(tx)?;
         let mut last = 0u64;
         let mut gone = 0u64;
         while gone < excess {
@@ -353,11 +346,10 @@ impl Prepared {
                 break;
             };
             last = k.value();
-            if last >= pointed {
-                keep_pending_payloads(tx, &urls, last, v.value().get(8..).unwrap_or_default())?;
-            }
+            keeper.offer(tx, last, v.value().get(8..).unwrap_or_default())?;
             gone += 1;
         }
+        keeper.keep(tx)?;
         meta.insert(EVENT_COUNT_KEY, count - gone)?;
         let pruned = get(meta, EVENT_PRUNED_KEY)?.max(last);
         meta.insert(EVENT_PRUNED_KEY, pruned)?;

@@ -11,13 +11,13 @@
 //! the length's top bit says "in the log, under this row's sequence
 //! number". That halves what an event writes; pruning the log copies the
 //! payload into every row that still points at a row it removes
-//! ([`keep_pending_payloads`]), so a delivery never outlives its payload.
+//! ([`PayloadKeeper`]), so a delivery never outlives its payload.
 //!
 //! Each URL's backlog is bounded: past the limit, its oldest deliveries
 //! move to the dead-letter queue with the reason `backlog_full`, in the same
 //! transaction.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
@@ -270,45 +270,84 @@ fn decode_row(bytes: &[u8]) -> StoreResult<(PendingDelivery, RowPayload<'_>)> {
     Ok((decode(meta)?, payload))
 }
 
-/// Before the event log drops the row of event `seq`, whose envelope is
-/// `json`: every outbox row that points at it gets the payload copied in.
-/// `urls` are the URLs with deliveries pending ([`pending_urls`]).
-pub(crate) fn keep_pending_payloads(
-    tx: &WriteTransaction,
-    urls: &[String],
-    seq: u64,
-    json: &[u8],
-) -> StoreResult<()> {
-    let mut rows = tx.open_table(WEBHOOK_OUTBOX)?;
-    for url in urls {
-        let pointing: Vec<(String, Vec<u8>)> = rows
-            .range((url.as_str(), seq, "")..=(url.as_str(), seq, "\u{10FFFF}"))?
-            .filter_map(|row| {
-                let (k, v) = match row {
-                    Ok(kv) => kv,
-                    Err(e) => return Some(Err(e.into())),
-                };
-                match decode_row(v.value()) {
-                    Ok((d, RowPayload::InLog)) => Some(
-                        encode_row(&d, RowPayload::Inline(json))
-                            .map(|value| (k.value().2.to_owned(), value)),
-                    ),
-                    Ok((_, RowPayload::Inline(_))) => None,
-                    Err(e) => Some(Err(e)),
-                }
-            })
-            .collect::<StoreResult<_>>()?;
-        for (id, value) in pointing {
-            rows.insert((url.as_str(), seq, id.as_str()), value.as_slice())?;
-        }
+/// Log rows taken out of the event log that pending outbox rows may still
+/// point at, gathered while the log is pruned; [`PayloadKeeper::keep`]
+/// copies each payload into the rows that point at it, a chunk at a time:
+/// one outbox range per URL per chunk, not one per pruned row.
+pub(crate) struct PayloadKeeper {
+    urls: Vec<String>,
+    /// The oldest sequence number a pending row points at: log rows below
+    /// it are owed to nobody.
+    pointed: u64,
+    rows: BTreeMap<u64, Vec<u8>>,
+}
+
+/// Pruned log rows held at most before their payloads are copied.
+const KEEP_CHUNK: usize = 1024;
+
+impl PayloadKeeper {
+    /// A keeper for the outbox as `tx` holds it.
+    pub(crate) fn new(tx: &WriteTransaction) -> StoreResult<Self> {
+        let (urls, pointed) = pending_urls(tx)?;
+        Ok(Self {
+            urls,
+            pointed,
+            rows: BTreeMap::new(),
+        })
     }
-    Ok(())
+
+    /// The log row of event `seq`, whose envelope is `json`, is going.
+    pub(crate) fn offer(
+        &mut self,
+        tx: &WriteTransaction,
+        seq: u64,
+        json: &[u8],
+    ) -> StoreResult<()> {
+        if seq < self.pointed || self.urls.is_empty() {
+            return Ok(());
+        }
+        self.rows.insert(seq, json.to_vec());
+        if self.rows.len() >= KEEP_CHUNK {
+            self.keep(tx)?;
+        }
+        Ok(())
+    }
+
+    /// Copies the payloads gathered so far into the rows pointing at them.
+    pub(crate) fn keep(&mut self, tx: &WriteTransaction) -> StoreResult<()> {
+        let (Some(&lo), Some(&hi)) = (self.rows.keys().next(), self.rows.keys().next_back()) else {
+            return Ok(());
+        };
+        let mut table = tx.open_table(WEBHOOK_OUTBOX)?;
+        for url in &self.urls {
+            let mut rewritten = Vec::new();
+            for row in table.range((url.as_str(), lo, "")..=(url.as_str(), hi, "\u{10FFFF}"))? {
+                let (k, v) = row?;
+                let (seq, id) = (k.value().1, k.value().2);
+                let Some(json) = self.rows.get(&seq) else {
+                    continue;
+                };
+                if let (d, RowPayload::InLog) = decode_row(v.value())? {
+                    rewritten.push((
+                        seq,
+                        id.to_owned(),
+                        encode_row(&d, RowPayload::Inline(json))?,
+                    ));
+                }
+            }
+            for (seq, id, value) in rewritten {
+                table.insert((url.as_str(), seq, id.as_str()), value.as_slice())?;
+            }
+        }
+        self.rows.clear();
+        Ok(())
+    }
 }
 
 /// The URLs with deliveries pending, and the oldest sequence number any of
 /// them points at in the event log (`u64::MAX`: none), so pruning the log
 /// below it needs no look-up.
-pub(crate) fn pending_urls(tx: &WriteTransaction) -> StoreResult<(Vec<String>, u64)> {
+fn pending_urls(tx: &WriteTransaction) -> StoreResult<(Vec<String>, u64)> {
     let depth = tx.open_table(WEBHOOK_OUTBOX_DEPTH)?;
     let rows = tx.open_table(WEBHOOK_OUTBOX)?;
     let mut urls = Vec::new();
