@@ -98,13 +98,10 @@ impl Nats {
 
     /// Takes over the deliveries to NATS that the outbox still holds.
     pub(crate) fn resume(&self) -> StoreResult<()> {
-        let rows: Vec<_> = self
+        let (rows, _) = self
             .inner
             .store
-            .outbox_all()?
-            .into_iter()
-            .filter(|r| r.key.url.starts_with(URL_SCHEME))
-            .collect();
+            .outbox_of(|url| url.starts_with(URL_SCHEME))?;
         if !rows.is_empty() {
             tracing::info!(
                 events = rows.len(),

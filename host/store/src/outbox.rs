@@ -428,13 +428,25 @@ fn take_row(tx: &WriteTransaction, key: &OutboxKey) -> StoreResult<Option<Vec<u8
 impl Store {
     /// Every delivery in the outbox, each URL's in event order.
     pub fn outbox_all(&self) -> StoreResult<Vec<OutboxRow>> {
+        Ok(self.outbox_of(|_| true)?.0)
+    }
+
+    /// The deliveries whose destination `mine` accepts, each URL's in event
+    /// order, and how many others the outbox holds (those are neither
+    /// decoded nor their payloads read: each engine resumes only its own).
+    pub fn outbox_of(&self, mine: impl Fn(&str) -> bool) -> StoreResult<(Vec<OutboxRow>, usize)> {
         self.read(|tx| {
             let t = tx.open_table(WEBHOOK_OUTBOX)?;
             let log = tx.open_table(EVENT_LOG)?;
             let mut out = Vec::new();
+            let mut others = 0;
             for row in t.iter()? {
                 let (k, v) = row?;
                 let (url, seq, id) = k.value();
+                if !mine(url) {
+                    others += 1;
+                    continue;
+                }
                 let (delivery, payload) = decode_row(v.value())?;
                 let payload = payload.resolve(&log, seq)?;
                 out.push(OutboxRow {
@@ -447,7 +459,7 @@ impl Store {
                     payload,
                 });
             }
-            Ok(out)
+            Ok((out, others))
         })
     }
 

@@ -126,13 +126,10 @@ impl Webhooks {
             .collect();
         let dispatcher = Dispatcher::new(config.clone(), store.clone(), client, cancel, tasks);
         // The outbox also holds the broker's rows; those resume there.
-        let (pending, others): (Vec<OutboxRow>, Vec<OutboxRow>) = store
-            .outbox_all()?
-            .into_iter()
-            .partition(|row| is_webhook_url(&row.key.url));
-        if !others.is_empty() {
+        let (pending, others) = store.outbox_of(is_webhook_url)?;
+        if others > 0 {
             tracing::info!(
-                events = others.len(),
+                events = others,
                 "events owed to NATS are kept in the outbox: they are published while the gateway runs with --nats-url"
             );
         }
