@@ -147,6 +147,9 @@ STATEFUL_OPERATIONS = {
     # Rules across fields of the sim's test-only control API (a text message
     # has text; a sender's phone goes only with an `@lid` sender).
     "POST /api/v1/sim/sessions/{id}/inbound": "the sim's cross-field message rules",
+    # A multipart upload must carry a part named `file`, and a raw one's
+    # Content-Type (or `mimetype`) must be a MIME type.
+    "POST /api/v1/sessions/{id}/media": "the upload's part and type rules",
 }
 
 # The session the fuzzer works in (see `seed`), and a second one for the

@@ -17,13 +17,20 @@ import sys
 LAYERS = {
     "switchboard-domain": set(),
     "switchboard-store": {"switchboard-domain"},
+    # Media bytes (a directory or an S3 bucket); the records are the store's.
+    "switchboard-media": {"switchboard-domain"},
     # The sim persists its world and the whatsapp backend its device state in
     # the store; the store knows neither.
-    "switchboard-network": {"switchboard-domain", "switchboard-store"},
+    "switchboard-network": {"switchboard-domain", "switchboard-store", "switchboard-media"},
     # Plugin records and key-value stores live in the store.
     "switchboard-plugins": {"switchboard-domain", "switchboard-store"},
     # Plugins reach it only through the hook traits the domain defines.
-    "switchboard-runtime": {"switchboard-domain", "switchboard-store", "switchboard-network"},
+    "switchboard-runtime": {
+        "switchboard-domain",
+        "switchboard-store",
+        "switchboard-media",
+        "switchboard-network",
+    },
     # The network's and the store's types reach it through the runtime; the
     # plugin admin routes manage the plugin host itself.
     "switchboard-api": {"switchboard-domain", "switchboard-runtime", "switchboard-plugins"},
@@ -50,6 +57,7 @@ HEAVY = {
     "whatsapp-rust": {"switchboard-network", "switchboard-store"},
     "utoipa": {"switchboard-api"},
     "async-nats": {"switchboard-nats"},
+    "object_store": {"switchboard-media"},
 }
 
 # Optional dependencies allowed behind a named feature only: the domain's

@@ -72,7 +72,7 @@ pub async fn run(server: &Handle, load_for: Duration) -> anyhow::Result<Figures>
                     "from": "15550001111",
                     "text": format!("p6 event {worker}/{sent} {}", "x".repeat(200)),
                 }))?;
-                let message = sim.build_inbound(inbound)?;
+                let (message, _) = sim.build_inbound(inbound)?;
                 sim.inject_inbound(SESSION, message).await?;
                 sent += 1;
             }

@@ -26,13 +26,16 @@ use crate::api::{self, AppState, Services};
 use crate::blast::Blasts;
 use crate::config::Config;
 use crate::events::EventBus;
+use crate::media_store::MediaStore;
 use crate::messages::SendCore;
 use crate::metrics::{Metrics, Sources, WhatsAppCounters};
 use crate::network::Network;
 use crate::network::sim::SimNetwork;
 use crate::plugins::Plugins;
+use crate::runtime::counters::MediaCounters;
+use crate::runtime_media::Media;
 use crate::scheduler::Scheduler;
-use crate::sessions::Sessions;
+use crate::sessions::{SessionData, Sessions};
 use crate::store::Store;
 use crate::token::{self, TokenSource};
 use crate::webhooks::Webhooks;
@@ -73,18 +76,30 @@ pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
     let plugins = Plugins::start(store.clone(), config.plugins.clone(), &config.data_dir)
         .context("could not start the plugin engine")?;
     events.set_filter(Arc::new(plugins.clone()));
+    let blobs = MediaStore::open(&config.media_store).context("could not open the media store")?;
+    let media_counters = MediaCounters::default();
+    let media = Media::new(
+        store.clone(),
+        blobs.clone(),
+        config.media.clone(),
+        media_counters.clone(),
+    );
     let sim = config.sim_enabled.then(|| {
         SimNetwork::new(
             store.clone(),
+            blobs.clone(),
             config.sim.clone(),
             background_stop.clone(),
             tasks.clone(),
         )
     });
-    let networks = networks(&config, &store, sim.as_ref())?;
+    let networks = networks(&config, &store, &blobs, sim.as_ref())?;
     let sessions = Sessions::new(
-        store.clone(),
-        events.clone(),
+        SessionData {
+            store: store.clone(),
+            bus: events.clone(),
+            media: media.clone(),
+        },
         networks.all,
         config.network.clone(),
         config.reconnect.clone(),
@@ -125,7 +140,9 @@ pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
     } else {
         None
     };
-    let send = SendCore::new(sessions.clone(), store.clone()).with_plugins(plugins.clone());
+    let send =
+        SendCore::new(sessions.clone(), store.clone(), media.clone()).with_plugins(plugins.clone());
+    media.start_sweeper(background_stop.clone(), &tasks);
     let scheduler = Scheduler::new(
         store.clone(),
         send.clone(),
@@ -160,6 +177,7 @@ pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
         plugins: plugins.clone(),
         whatsapp: networks.whatsapp_counters,
         nats: nats.as_ref().map(|n| n.counters().clone()),
+        media: media_counters,
     });
     let state = AppState::new(Services {
         send,
@@ -175,6 +193,7 @@ pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
         webhooks,
         plugins,
         metrics: metrics.clone(),
+        media,
         broker: std::sync::OnceLock::new(),
     });
     if let Some(nats) = &nats {
@@ -206,7 +225,12 @@ struct Networks {
 }
 
 /// The networks this build and configuration offer; the default must be one.
-fn networks(config: &Config, store: &Store, sim: Option<&SimNetwork>) -> anyhow::Result<Networks> {
+fn networks(
+    config: &Config,
+    store: &Store,
+    blobs: &MediaStore,
+    sim: Option<&SimNetwork>,
+) -> anyhow::Result<Networks> {
     let mut all: Vec<Arc<dyn Network>> = Vec::new();
     if let Some(sim) = sim {
         all.push(Arc::new(sim.clone()));
@@ -214,6 +238,7 @@ fn networks(config: &Config, store: &Store, sim: Option<&SimNetwork>) -> anyhow:
     #[cfg(feature = "whatsapp")]
     let whatsapp = Arc::new(crate::network::whatsapp::WhatsAppNetwork::new(
         store.clone(),
+        blobs.clone(),
         config.whatsapp.clone(),
     ));
     #[cfg(feature = "whatsapp")]
@@ -222,7 +247,7 @@ fn networks(config: &Config, store: &Store, sim: Option<&SimNetwork>) -> anyhow:
     let whatsapp_counters = Some(whatsapp.counters().clone());
     #[cfg(not(feature = "whatsapp"))]
     let whatsapp_counters = {
-        let _ = store;
+        let _ = (store, blobs);
         None
     };
     if !all.iter().any(|n| n.name() == config.network) {
@@ -256,7 +281,13 @@ impl Gateway {
 
     /// The router over this gateway's state, with the configured body limit.
     pub fn router(&self) -> Router {
-        api::router(self.state.clone(), self.config.max_body_bytes)
+        api::router(
+            self.state.clone(),
+            api::BodyLimits {
+                json_bytes: self.config.max_body_bytes,
+                plugin_bytes: self.config.max_plugin_bytes,
+            },
+        )
     }
 
     /// The `whatsapp` backend (its sessions' durability hooks, for tests

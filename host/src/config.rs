@@ -17,6 +17,10 @@ use crate::sessions::ReconnectConfig;
 use crate::webhooks::config::{SecsList, WebhookConfig, parse_secs, parse_secs_list};
 use switchboard_nats::{NatsConfig, Storage};
 
+use crate::media_args::MediaArgs;
+use crate::media_store::MediaStoreConfig;
+use crate::runtime::media::MediaConfig;
+
 /// Everything the server needs to start.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -30,8 +34,15 @@ pub struct Config {
     pub api_token: Option<String>,
     /// Default network of new sessions.
     pub network: String,
-    /// Largest accepted request body, in bytes.
+    /// Largest accepted request body, in bytes (uploads and plugin
+    /// components have their own limits).
     pub max_body_bytes: usize,
+    /// Largest plugin component upload, in bytes.
+    pub max_plugin_bytes: usize,
+    /// Where media bytes are kept.
+    pub media_store: MediaStoreConfig,
+    /// Inbound media, uploads and retention.
+    pub media: MediaConfig,
     /// Whether the simulated network (and its control API) is available.
     pub sim_enabled: bool,
     /// Knobs of the simulated network.
@@ -62,6 +73,10 @@ impl Config {
     /// reads a path.
     pub fn resolve_paths(mut self) -> Result<Config, crate::paths::PathError> {
         self.data_dir = crate::paths::writable_dir(&self.data_dir, crate::paths::DATA_DIR)?;
+        if let MediaStoreConfig::Local { dir } = &self.media_store {
+            let dir = crate::paths::writable_dir(dir, crate::paths::MEDIA_DIR)?;
+            self.media_store = MediaStoreConfig::Local { dir };
+        }
         if let Some(dir) = &self.plugins.dir {
             self.plugins.dir = Some(crate::paths::readable_dir(dir, crate::paths::PLUGIN_DIR)?);
         }
@@ -70,13 +85,18 @@ impl Config {
 
     /// Defaults with the given data directory (used by tests and embedders).
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        let data_dir: PathBuf = data_dir.into();
+        let media_dir = data_dir.join(crate::domain::data_dir::MEDIA_DIR);
         Self {
             listen: SocketAddr::from(([127, 0, 0, 1], 3451)),
             metrics_listen: None,
-            data_dir: data_dir.into(),
+            data_dir,
             api_token: None,
             network: "sim".into(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_plugin_bytes: DEFAULT_MAX_PLUGIN_BYTES,
+            media_store: MediaStoreConfig::Local { dir: media_dir },
+            media: MediaConfig::default(),
             sim_enabled: true,
             sim: SimConfig::default(),
             webhooks: WebhookConfig::default(),
@@ -99,9 +119,14 @@ pub const DEFAULT_NETWORK: &str = if cfg!(feature = "whatsapp") {
     "sim"
 };
 
-/// Default request body limit: 144 MiB, room for the largest media (a 100 MiB
-/// document) as base64 inside JSON.
-pub const DEFAULT_MAX_BODY_BYTES: usize = 144 * 1024 * 1024;
+/// Default request body limit: 16 MiB, ample for JSON. Large media goes as
+/// an upload (`POST …/media`, its own limit), never as base64 in JSON, so
+/// the gateway never reads a giant JSON body before it can refuse it.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+
+/// Default plugin component limit: 128 MiB (an interpreter-based
+/// component is tens of MiB).
+pub const DEFAULT_MAX_PLUGIN_BYTES: usize = 128 * 1024 * 1024;
 
 /// How logs are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -150,9 +175,16 @@ pub struct ServeArgs {
         default_value = "text"
     )]
     pub log_format: LogFormat,
-    /// Largest accepted request body, in bytes.
+    /// Largest accepted request body, in bytes (JSON; uploads and plugin
+    /// components have their own limits).
     #[arg(long, env = "SWITCHBOARD_MAX_BODY_BYTES", default_value_t = DEFAULT_MAX_BODY_BYTES)]
     pub max_body_bytes: usize,
+    /// Largest plugin component upload, in bytes.
+    #[arg(long, env = "SWITCHBOARD_MAX_PLUGIN_BYTES", default_value_t = DEFAULT_MAX_PLUGIN_BYTES)]
+    pub max_plugin_bytes: usize,
+    /// Media: the store, downloads, uploads and retention.
+    #[command(flatten)]
+    pub media: MediaArgs,
     /// Enable the simulated network and its control API under /api/v1/sim.
     #[arg(long, env = "SWITCHBOARD_SIM", default_value_t = true, action = clap::ArgAction::Set)]
     pub sim: bool,
@@ -390,6 +422,9 @@ impl ServeArgs {
             api_token: self.api_token.clone().filter(|t| !t.trim().is_empty()),
             network: self.network.clone(),
             max_body_bytes: self.max_body_bytes,
+            max_plugin_bytes: self.max_plugin_bytes,
+            media_store: self.media.store(&self.data_dir),
+            media: self.media.config(),
             sim_enabled: self.sim,
             sim: SimConfig {
                 seed: self.sim_seed,

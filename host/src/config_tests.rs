@@ -17,6 +17,7 @@ use clap::error::ErrorKind;
 use clap::{Args, Command, CommandFactory, FromArgMatches, Parser};
 
 use super::{Config, DEFAULT_NETWORK, LogFormat, ServeArgs};
+use crate::media_store::{MediaStoreConfig, S3Config};
 
 /// `switchboard serve` on its own, as the binary flattens it.
 #[derive(Debug, Parser)]
@@ -77,6 +78,9 @@ fn rows() -> Vec<Row> {
         }),
         row("data-dir", "/var/lib/switchboard", |c| {
             c.data_dir = PathBuf::from("/var/lib/switchboard");
+            c.media_store = MediaStoreConfig::Local {
+                dir: PathBuf::from("/var/lib/switchboard/media"),
+            };
         }),
         row("api-token", "s3cret-token", |c| {
             c.api_token = Some("s3cret-token".into());
@@ -101,6 +105,102 @@ fn rows() -> Vec<Row> {
             lands: Lands::InArgsOnly(|a| a.log_format == LogFormat::Json),
         },
         row("max-body-bytes", "1048576", |c| c.max_body_bytes = 1 << 20),
+        row("max-plugin-bytes", "2097152", |c| {
+            c.max_plugin_bytes = 2 << 20
+        }),
+        row("media-store", "s3", |c| {
+            c.media_store = MediaStoreConfig::S3(S3Config {
+                endpoint: None,
+                bucket: String::new(),
+                region: "us-east-1".into(),
+                access_key_id: None,
+                secret_access_key: None,
+                session_token: None,
+                path_style: false,
+                allow_http: false,
+                presign_for: None,
+            });
+        }),
+        row("media-dir", "/srv/media", |c| {
+            c.media_store = MediaStoreConfig::Local {
+                dir: PathBuf::from("/srv/media"),
+            };
+        }),
+        Row {
+            long: "media-s3-endpoint",
+            value: "http://minio:9000",
+            lands: Lands::InArgsOnly(|a| {
+                a.media.media_s3_endpoint.as_deref() == Some("http://minio:9000")
+            }),
+        },
+        Row {
+            long: "media-s3-bucket",
+            value: "chat-media",
+            lands: Lands::InArgsOnly(|a| a.media.media_s3_bucket.as_deref() == Some("chat-media")),
+        },
+        Row {
+            long: "media-s3-region",
+            value: "eu-central-1",
+            lands: Lands::InArgsOnly(|a| a.media.media_s3_region == "eu-central-1"),
+        },
+        Row {
+            long: "media-s3-access-key-id",
+            value: "AKIA1",
+            lands: Lands::InArgsOnly(|a| {
+                a.media.media_s3_access_key_id.as_deref() == Some("AKIA1")
+            }),
+        },
+        Row {
+            long: "media-s3-secret-access-key",
+            value: "s3cret",
+            lands: Lands::InArgsOnly(|a| {
+                a.media.media_s3_secret_access_key.as_deref() == Some("s3cret")
+            }),
+        },
+        Row {
+            long: "media-s3-session-token",
+            value: "tok",
+            lands: Lands::InArgsOnly(|a| a.media.media_s3_session_token.as_deref() == Some("tok")),
+        },
+        Row {
+            long: "media-s3-path-style",
+            value: "true",
+            lands: Lands::InArgsOnly(|a| a.media.media_s3_path_style),
+        },
+        Row {
+            long: "media-s3-allow-http",
+            value: "true",
+            lands: Lands::InArgsOnly(|a| a.media.media_s3_allow_http),
+        },
+        Row {
+            long: "media-s3-presign-secs",
+            value: "300",
+            lands: Lands::InArgsOnly(|a| a.media.media_s3_presign_secs == 300),
+        },
+        row("media-download", "lazy", |c| {
+            c.media.mode = crate::runtime::media::DownloadMode::Lazy;
+        }),
+        row("media-download-timeout-secs", "9", |c| {
+            c.media.download_timeout = secs(9);
+        }),
+        row("media-max-download-bytes", "1000", |c| {
+            c.media.max_download_bytes = 1000;
+        }),
+        row("media-max-upload-bytes", "2000", |c| {
+            c.media.max_upload_bytes = 2000;
+        }),
+        row("media-retention-secs", "0", |c| {
+            c.media.retention_age = None
+        }),
+        row("media-retention-bytes", "5000", |c| {
+            c.media.retention_bytes = Some(5000);
+        }),
+        row("media-sweep-interval-ms", "250", |c| {
+            c.media.sweep_interval = ms(250);
+        }),
+        row("public-url", "https://gw.example.com/", |c| {
+            c.media.public_url = "https://gw.example.com".into();
+        }),
         row("sim", "false", |c| c.sim_enabled = false),
         row("sim-seed", "7", |c| c.sim.seed = 7),
         row("sim-auto-pair", "false", |c| c.sim.auto_pair = false),
@@ -277,6 +377,11 @@ const REFUSED: &[(&str, &str)] = &[
     ("sim", "maybe"),
     ("sim-seed", "-3"),
     ("max-body-bytes", "lots"),
+    ("media-store", "ftp"),
+    ("media-download", "sometimes"),
+    ("media-download-timeout-secs", "0"),
+    ("media-sweep-interval-ms", "0"),
+    ("media-max-upload-bytes", "-5"),
     ("nats-prefix", "a.b"),
     ("nats-events-stream", "has space"),
     ("nats-storage", "tape"),

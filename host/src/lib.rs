@@ -21,6 +21,7 @@
 
 pub mod compose;
 pub mod config;
+pub mod media_args;
 pub mod metrics;
 pub mod paths;
 pub mod server;
@@ -32,7 +33,12 @@ pub use switchboard_cli as cli;
 pub use switchboard_domain as domain;
 pub use switchboard_network as network;
 pub use switchboard_plugins as plugins;
-pub use switchboard_runtime::{blast, events, liveness, messages, scheduler, sessions, webhooks};
+/// The runtime, for paths that name it whole.
+pub use switchboard_runtime as runtime;
+pub use switchboard_runtime::media_store;
+pub use switchboard_runtime::{
+    blast, events, liveness, media as runtime_media, messages, scheduler, sessions, webhooks,
+};
 pub use switchboard_store as store;
 
 pub use config::Config;

@@ -46,6 +46,12 @@ pub const DATA_DIR: PathOption = PathOption {
     option: "--data-dir / SWITCHBOARD_DATA_DIR",
 };
 
+/// `--media-dir` / `SWITCHBOARD_MEDIA_DIR`.
+pub const MEDIA_DIR: PathOption = PathOption {
+    what: "the media directory",
+    option: "--media-dir / SWITCHBOARD_MEDIA_DIR",
+};
+
 /// `--plugin-dir` / `SWITCHBOARD_PLUGIN_DIR`.
 pub const PLUGIN_DIR: PathOption = PathOption {
     what: "the plugin directory",

@@ -87,7 +87,7 @@ async fn the_plugin_api_needs_the_token() {
 async fn an_upload_or_replace_over_the_body_limit_is_a_json_413_and_changes_nothing() {
     // Room for the keyword router (about 150 KB), not for more than a MiB.
     const LIMIT: usize = 1 << 20;
-    let server = TestServer::start_with(|c| c.max_body_bytes = LIMIT).await;
+    let server = TestServer::start_with(|c| c.max_plugin_bytes = LIMIT).await;
     let too_big = || {
         let mut bytes = b"\0asm\x0d\0\x01\0".to_vec();
         bytes.resize(LIMIT + 1, 0);
@@ -101,7 +101,7 @@ async fn an_upload_or_replace_over_the_body_limit_is_a_json_413_and_changes_noth
         refused.headers
     );
     let m = refused.expect_error(413, "payload_too_large");
-    assert!(m.contains("--max-body-bytes"), "{m}");
+    assert!(m.contains("--max-plugin-bytes"), "{m}");
     let list = server.get("/api/v1/plugins").await.expect(200);
     assert_eq!(list["count"], 0, "{list}");
 

@@ -123,6 +123,11 @@ impl Rig {
         &self.api
     }
 
+    /// The running process's id (to read its memory from `/proc`).
+    pub fn pid(&self) -> u32 {
+        self.process.as_ref().expect("the gateway runs").pid()
+    }
+
     /// The data directory.
     pub fn data_dir(&self) -> &Path {
         self.dir.path()
@@ -186,6 +191,16 @@ impl Api {
             base: base.to_owned(),
             http: crate::http_client(),
         }
+    }
+
+    /// `http://127.0.0.1:<port>`.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// The HTTP client (for requests `call` does not make: streamed bodies).
+    pub fn http(&self) -> &reqwest::Client {
+        &self.http
     }
 
     /// An authenticated request; `Err` when no answer came (the process died).

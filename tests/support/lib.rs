@@ -3,6 +3,8 @@
 
 pub mod assembled;
 pub mod crash;
+pub mod media;
+pub mod moto;
 pub mod nats;
 pub mod plugins;
 pub mod process;

@@ -35,14 +35,47 @@ fn is_json(req: &Request) -> bool {
         .unwrap_or(false)
 }
 
+/// The body limit a route applies, for the `413` answer to name: set as a
+/// request extension beside the `DefaultBodyLimit` that enforces it.
+#[derive(Debug, Clone, Copy)]
+pub struct BodyLimit {
+    /// The limit in bytes.
+    pub bytes: usize,
+    /// What it is, as the answer says it (`the JSON body limit
+    /// (--max-body-bytes)`).
+    pub name: &'static str,
+    /// Where a larger payload goes instead, if anywhere.
+    pub instead: &'static str,
+}
+
+fn too_large(limit: Option<BodyLimit>) -> ApiError {
+    let message = match limit {
+        Some(l) => format!(
+            "the request body is larger than {} bytes, {}{}",
+            l.bytes, l.name, l.instead
+        ),
+        None => "the request body is larger than the gateway accepts".to_owned(),
+    };
+    ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", message)
+}
+
 async fn body_bytes<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, ApiError> {
+    let limit = req.extensions().get::<BodyLimit>().copied();
+    // A body that says it is too large is refused before a byte of it is
+    // read (the limit would otherwise be met only after reading that much).
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if let (Some(l), Some(n)) = (limit, declared)
+        && n > l.bytes as u64
+    {
+        return Err(too_large(limit));
+    }
     Bytes::from_request(req, state).await.map_err(|rejection| {
         if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "payload_too_large",
-                "the request body is larger than the gateway accepts (see --max-body-bytes)",
-            )
+            too_large(limit)
         } else {
             ApiError::bad_request("unreadable_body", rejection.body_text())
         }

@@ -12,6 +12,7 @@ mod group_members;
 mod groups;
 mod health;
 pub mod http_metrics;
+mod media;
 pub mod messages;
 pub mod metrics;
 pub mod openapi;
@@ -31,6 +32,7 @@ use std::sync::Arc;
 
 use switchboard_domain as domain;
 
+use axum::Extension;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
@@ -43,6 +45,7 @@ use error::ApiError;
 use switchboard_plugins::Plugins;
 use switchboard_runtime::blast::Blasts;
 use switchboard_runtime::events::EventBus;
+use switchboard_runtime::media::Media;
 use switchboard_runtime::messages::SendCore;
 use switchboard_runtime::network::sim::SimNetwork;
 use switchboard_runtime::scheduler::Scheduler;
@@ -99,13 +102,25 @@ pub struct Services {
     pub plugins: Plugins,
     /// The metrics registry (`/metrics`, and the HTTP middleware records into it).
     pub metrics: Metrics,
+    /// Media: uploads, inbound media, the media store.
+    pub media: Media,
     /// The message broker, when one is configured (set once, at start).
     pub broker: std::sync::OnceLock<Arc<dyn broker::Broker>>,
 }
 
+/// The request body limits.
+#[derive(Debug, Clone, Copy)]
+pub struct BodyLimits {
+    /// Every body but uploads and plugin components (JSON, in practice).
+    pub json_bytes: usize,
+    /// A plugin component.
+    pub plugin_bytes: usize,
+}
+
 /// The whole application: public health routes, the authenticated `/api/v1`
 /// routes, JSON answers for unknown paths and methods, and the body limit.
-pub fn router(state: AppState, max_body_bytes: usize) -> Router {
+pub fn router(state: AppState, limits: BodyLimits) -> Router {
+    let max_body_bytes = limits.json_bytes;
     let mut api = Router::new()
         .merge(sessions::routes())
         .merge(messages::routes())
@@ -114,11 +129,12 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .merge(blasts::routes())
         .merge(scheduled::routes())
         .merge(contacts::routes())
+        .merge(media::routes())
         .merge(session_ops::routes())
         .merge(stream::routes())
         .merge(webhooks::routes())
         .merge(broker::routes())
-        .merge(plugins::routes())
+        .merge(plugins::routes(limits.plugin_bytes))
         .merge(metrics::routes());
     if state.sim.is_some() {
         api = api
@@ -136,6 +152,11 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(max_body_bytes))
+        .layer(Extension(extract::BodyLimit {
+            bytes: max_body_bytes,
+            name: "the JSON body limit (--max-body-bytes)",
+            instead: "; send large media as an upload (POST /api/v1/sessions/{id}/media) and reference its media_id",
+        }))
         // Innermost first: metrics see the matched route; the trace and every
         // log line of the request sit inside the request-id span.
         .layer(from_fn_with_state(state.metrics.clone(), metrics::track))

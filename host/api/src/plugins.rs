@@ -1,9 +1,10 @@
 //! Plugin administration: upload, list, get, replace in place, delete,
 //! re-enable; and the bindings that attach plugins to hooks.
 
+use axum::Extension;
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{DefaultBodyLimit, State};
 use axum::http::StatusCode;
 use axum::response::Json;
 use axum::routing::{get, post, put};
@@ -11,16 +12,30 @@ use serde::{Deserialize, Serialize};
 
 use super::AppState;
 use super::error::{ApiError, ApiResult};
-use super::extract::{ApiBytes, ApiJson, ApiPath, ApiQuery};
+use super::extract::{ApiBytes, ApiJson, ApiPath, ApiQuery, BodyLimit};
 use crate::openapi::common::{PluginPath, SuccessMessage};
 use switchboard_plugins::directory::DirectoryView;
 use switchboard_plugins::model::Binding;
 use switchboard_plugins::{BindingIn, PluginError, PluginView, Plugins};
 
 /// The plugin routes.
-pub fn routes() -> Router<AppState> {
+/// Components are uploaded whole and may be larger than a JSON body (an
+/// interpreter-based plugin is tens of MiB): they have their own limit,
+/// `max_component_bytes`.
+pub fn routes(max_component_bytes: usize) -> Router<AppState> {
+    let component_limit = (
+        DefaultBodyLimit::max(max_component_bytes),
+        Extension(BodyLimit {
+            bytes: max_component_bytes,
+            name: "the plugin component limit (--max-plugin-bytes)",
+            instead: "",
+        }),
+    );
     Router::new()
-        .route("/api/v1/plugins", post(upload).get(list))
+        .route(
+            "/api/v1/plugins",
+            post(upload).layer(component_limit).get(list),
+        )
         .route("/api/v1/plugins/directory", get(directory))
         .route(
             "/api/v1/plugins/bindings",
@@ -32,7 +47,10 @@ pub fn routes() -> Router<AppState> {
         )
         .route(
             "/api/v1/plugins/{id}",
-            put(replace).get(get_one).delete(remove),
+            put(replace)
+                .layer(component_limit)
+                .get(get_one)
+                .delete(remove),
         )
         .route("/api/v1/plugins/{id}/enable", post(enable))
 }

@@ -214,7 +214,10 @@ async fn inbound(
 ) -> ApiResult<Json<Injected>> {
     let sim = sim(&state)?;
     let twice = body.duplicate.unwrap_or(false);
-    let message = sim.build_inbound(body)?;
+    let (mut message, media) = sim.build_inbound(body)?;
+    if let Some(media) = media {
+        sim.stage_media(&mut message, media).await?;
+    }
     if twice {
         sim.inject_inbound(&id, message.clone()).await?;
     }

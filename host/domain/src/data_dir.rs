@@ -8,3 +8,7 @@ pub const DEFAULT_DATA_DIR: &str = "./data";
 
 /// The generated API token's file inside the data directory.
 pub const TOKEN_FILE: &str = "api-token";
+
+/// The media directory inside the data directory (the local media store's
+/// default).
+pub const MEDIA_DIR: &str = "media";

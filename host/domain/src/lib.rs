@@ -12,6 +12,7 @@ pub mod group;
 mod group_settings;
 pub mod hooks;
 pub mod jid;
+pub mod media;
 pub mod message;
 pub mod plugin;
 pub mod scheduled;

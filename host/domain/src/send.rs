@@ -157,6 +157,16 @@ pub enum OutboundContent {
 }
 
 impl OutboundContent {
+    /// Where a media send's bytes come from; `None` for other kinds.
+    pub fn media_source(&self) -> Option<&MediaSource> {
+        match self {
+            Self::Image(b) | Self::Video(b) => Some(&b.source),
+            Self::Audio(b) => Some(&b.source),
+            Self::Document(b) => Some(&b.source),
+            _ => None,
+        }
+    }
+
     /// The kind of this content.
     pub fn kind(&self) -> SendKind {
         match self {

@@ -1,9 +1,10 @@
 //! Bodies of the media send kinds: image, video, audio and document.
 //!
 //! Every media body takes its bytes from exactly one of `url` (an absolute
-//! http/https URL, fetched later by another layer) or `data` (standard
+//! http/https URL, fetched later by another layer), `data` (standard
 //! base64, RFC 4648 alphabet with padding; ASCII whitespace such as line
-//! breaks is ignored). Decoded data must be 1 byte to the kind's cap:
+//! breaks is ignored) or `media_id` (a media the gateway holds: an upload,
+//! or inbound media; the send path checks that it exists). Decoded data must be 1 byte to the kind's cap:
 //! image 16 MiB, video 64 MiB, audio 16 MiB, document 100 MiB.
 
 use std::borrow::Cow;
@@ -45,6 +46,9 @@ pub enum MediaSource {
     Url(String),
     /// The decoded bytes of `data`.
     Data(Vec<u8>),
+    /// A media the gateway holds (an upload, or inbound media), by its id
+    /// (`media_id`): the bytes are read from the media store when sent.
+    Stored(String),
 }
 
 impl fmt::Debug for MediaSource {
@@ -52,6 +56,7 @@ impl fmt::Debug for MediaSource {
         match self {
             MediaSource::Url(url) => f.debug_tuple("Url").field(url).finish(),
             MediaSource::Data(bytes) => write!(f, "Data(<{} bytes>)", bytes.len()),
+            MediaSource::Stored(id) => f.debug_tuple("Stored").field(id).finish(),
         }
     }
 }
@@ -64,6 +69,7 @@ impl Serialize for MediaSource {
             MediaSource::Data(bytes) => {
                 map.serialize_entry("data", &DataSummary { bytes: bytes.len() })?
             }
+            MediaSource::Stored(id) => map.serialize_entry("media_id", id)?,
         }
         map.end()
     }
@@ -120,7 +126,7 @@ pub struct DocumentBody {
     pub caption: Option<String>,
 }
 
-/// The body of an `image` or `video` send: exactly one of `url` and `data` (base64).
+/// The body of an `image` or `video` send: exactly one of `url`, `data` and `media_id`.
 #[derive(Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
@@ -134,7 +140,7 @@ pub struct VisualWire {
     )]
     _to: IgnoredAny,
     /// Where to fetch the bytes: an absolute http/https URL (exactly one of
-    /// `url` and `data`).
+    /// `url`, `data` and `media_id`).
     #[cfg_attr(
         feature = "openapi",
         schema(
@@ -144,7 +150,7 @@ pub struct VisualWire {
     )]
     url: Option<String>,
     /// The bytes as standard base64 with padding, decoding to 1 byte to the
-    /// kind's cap (exactly one of `url` and `data`).
+    /// kind's cap (exactly one of `url`, `data` and `media_id`).
     #[cfg_attr(
         feature = "openapi",
         schema(
@@ -153,6 +159,13 @@ pub struct VisualWire {
         )
     )]
     data: Option<String>,
+    /// A media the gateway holds (an upload's id, or inbound media's):
+    /// exactly one of `url`, `data` and `media_id`.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 64, pattern = r"^[A-Za-z0-9_-]+$")
+    )]
+    media_id: Option<String>,
     /// `image/…` for an image, `video/…` for a video, with optional
     /// `; parameters`; default `image/jpeg` or `video/mp4`.
     mimetype: Option<String>,
@@ -163,7 +176,7 @@ pub struct VisualWire {
     view_once: Option<bool>,
 }
 
-/// The body of an `audio` send (`ptt`: a voice note): exactly one of `url` and `data` (base64).
+/// The body of an `audio` send (`ptt`: a voice note): exactly one of `url`, `data` and `media_id`.
 #[derive(Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
@@ -177,7 +190,7 @@ pub struct AudioWire {
     )]
     _to: IgnoredAny,
     /// Where to fetch the bytes: an absolute http/https URL (exactly one of
-    /// `url` and `data`).
+    /// `url`, `data` and `media_id`).
     #[cfg_attr(
         feature = "openapi",
         schema(
@@ -187,7 +200,7 @@ pub struct AudioWire {
     )]
     url: Option<String>,
     /// The bytes as standard base64 with padding, decoding to 1 byte to
-    /// 16 MiB (exactly one of `url` and `data`).
+    /// 16 MiB (exactly one of `url`, `data` and `media_id`).
     #[cfg_attr(
         feature = "openapi",
         schema(
@@ -196,6 +209,13 @@ pub struct AudioWire {
         )
     )]
     data: Option<String>,
+    /// A media the gateway holds (an upload's id, or inbound media's):
+    /// exactly one of `url`, `data` and `media_id`.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 64, pattern = r"^[A-Za-z0-9_-]+$")
+    )]
+    media_id: Option<String>,
     /// An `audio/…` type with optional `; parameters`; default
     /// `audio/ogg; codecs=opus` for voice notes, `audio/mpeg` otherwise.
     mimetype: Option<String>,
@@ -203,7 +223,7 @@ pub struct AudioWire {
     ptt: Option<bool>,
 }
 
-/// The body of a `document` send: exactly one of `url` and `data` (base64).
+/// The body of a `document` send: exactly one of `url`, `data` and `media_id`.
 #[derive(Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
@@ -217,7 +237,7 @@ pub struct DocumentWire {
     )]
     _to: IgnoredAny,
     /// Where to fetch the bytes: an absolute http/https URL (exactly one of
-    /// `url` and `data`).
+    /// `url`, `data` and `media_id`).
     #[cfg_attr(
         feature = "openapi",
         schema(
@@ -227,7 +247,7 @@ pub struct DocumentWire {
     )]
     url: Option<String>,
     /// The bytes as standard base64 with padding, decoding to 1 byte to
-    /// 100 MiB (exactly one of `url` and `data`).
+    /// 100 MiB (exactly one of `url`, `data` and `media_id`).
     #[cfg_attr(
         feature = "openapi",
         schema(
@@ -236,6 +256,13 @@ pub struct DocumentWire {
         )
     )]
     data: Option<String>,
+    /// A media the gateway holds (an upload's id, or inbound media's):
+    /// exactly one of `url`, `data` and `media_id`.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 64, pattern = r"^[A-Za-z0-9_-]+$")
+    )]
+    media_id: Option<String>,
     /// Any `type/subtype` with optional `; parameters`; default
     /// `application/octet-stream`.
     mimetype: Option<String>,
@@ -277,7 +304,7 @@ pub fn media_schema(kind: SendKind) -> utoipa::openapi::RefOr<utoipa::openapi::s
     };
     if let (SendKind::Image | SendKind::Video, Some(top)) = (kind, top) {
         body.description = Some(format!(
-            "The body of an `{top}` send: exactly one of `url` and `data` (base64)."
+            "The body of an `{top}` send: exactly one of `url`, `data` and `media_id`."
         ));
         if let Some(RefOr::T(Schema::Object(field))) = body.properties.get_mut("mimetype") {
             let default = if top == "image" {
@@ -298,7 +325,7 @@ pub fn media_schema(kind: SendKind) -> utoipa::openapi::RefOr<utoipa::openapi::s
         field.max_length = Some(base64_chars(cap));
         field.description = Some(format!(
             "The bytes as standard base64 with padding, decoding to 1 byte to {} MiB \
-             (exactly one of `url` and `data`).",
+             (exactly one of `url`, `data` and `media_id`).",
             cap / MIB
         ));
     }
@@ -330,7 +357,7 @@ fn visual(
 ) -> Result<MediaBody, FieldError> {
     let wire: VisualWire = decode(body)?;
     Ok(MediaBody {
-        source: source(wire.url, wire.data, kind, cap)?,
+        source: source(wire.url, wire.data, wire.media_id, kind, cap)?,
         mimetype: mimetype(wire.mimetype, Some(top), default)?,
         caption: optional_text("caption", wire.caption, MAX_CAPTION_CHARS)?,
         view_once: wire.view_once.unwrap_or(false),
@@ -347,7 +374,13 @@ pub(super) fn audio(body: Value) -> Result<AudioBody, FieldError> {
         "audio/mpeg"
     };
     Ok(AudioBody {
-        source: source(wire.url, wire.data, SendKind::Audio, MAX_AUDIO_BYTES)?,
+        source: source(
+            wire.url,
+            wire.data,
+            wire.media_id,
+            SendKind::Audio,
+            MAX_AUDIO_BYTES,
+        )?,
         mimetype: mimetype(wire.mimetype, Some("audio"), default)?,
         ptt,
     })
@@ -356,7 +389,13 @@ pub(super) fn audio(body: Value) -> Result<AudioBody, FieldError> {
 /// Validates a `document` body.
 pub(super) fn document(body: Value) -> Result<DocumentBody, FieldError> {
     let wire: DocumentWire = decode(body)?;
-    let source = source(wire.url, wire.data, SendKind::Document, MAX_DOCUMENT_BYTES)?;
+    let source = source(
+        wire.url,
+        wire.data,
+        wire.media_id,
+        SendKind::Document,
+        MAX_DOCUMENT_BYTES,
+    )?;
     let filename = wire.filename.trim();
     let problem = if filename.is_empty() {
         Some("must not be empty".to_owned())
@@ -383,17 +422,29 @@ pub(super) fn document(body: Value) -> Result<DocumentBody, FieldError> {
 fn source(
     url: Option<String>,
     data: Option<String>,
+    media_id: Option<String>,
     kind: SendKind,
     cap: usize,
 ) -> Result<MediaSource, FieldError> {
-    match (url, data) {
-        (Some(_), Some(_)) => Err(FieldError::new(
+    match (url, data, media_id) {
+        (Some(_), Some(_), _) => Err(FieldError::new(
             "data",
-            "cannot be given together with `url`; give exactly one of them",
+            "cannot be given together with `url`; give exactly one of `url`, `data` and `media_id`",
         )),
-        (None, None) => Err(FieldError::new("url", "is required unless `data` is given")),
-        (Some(url), None) => Ok(MediaSource::Url(http_url("url", &url)?)),
-        (None, Some(data)) => decode_base64(&data, kind, cap).map(MediaSource::Data),
+        (Some(_), None, Some(_)) | (None, Some(_), Some(_)) => Err(FieldError::new(
+            "media_id",
+            "cannot be given together with `url` or `data`; give exactly one of them",
+        )),
+        (None, None, None) => Err(FieldError::new(
+            "url",
+            "is required unless `data` or `media_id` is given",
+        )),
+        (Some(url), None, None) => Ok(MediaSource::Url(http_url("url", &url)?)),
+        (None, Some(data), None) => decode_base64(&data, kind, cap).map(MediaSource::Data),
+        (None, None, Some(id)) => match crate::media::validate_media_id(id.trim()) {
+            Ok(()) => Ok(MediaSource::Stored(id.trim().to_owned())),
+            Err(problem) => Err(FieldError::new("media_id", problem)),
+        },
     }
 }
 

@@ -6,11 +6,12 @@
 //! Backends: [`sim`] (the simulated network, always built) and, behind the
 //! `whatsapp` feature, the real network. Capabilities beyond messaging join
 //! [`NetworkSession`] as supertraits, one file each ([`groups`], [`contacts`],
-//! [`account`]).
+//! [`account`], [`media`]).
 
 pub mod account;
 pub mod contacts;
 pub mod groups;
+pub mod media;
 pub mod receipt;
 pub mod sim;
 pub mod whatsapp;
@@ -18,6 +19,7 @@ pub mod whatsapp;
 use std::sync::Arc;
 
 use switchboard_domain as domain;
+use switchboard_media as media_store;
 use switchboard_store as store;
 
 use async_trait::async_trait;
@@ -109,8 +111,9 @@ pub struct InboundMessage {
     pub caption: Option<String>,
     /// The media MIME type.
     pub media_mimetype: Option<String>,
-    /// Media details (url, size, file name).
-    pub media: Option<serde_json::Value>,
+    /// What the network says of a media message's media (and how to
+    /// download it).
+    pub media: Option<crate::domain::media::NetworkMedia>,
     /// Location details.
     pub location: Option<serde_json::Value>,
     /// The quoted message id of a reply.
@@ -218,7 +221,13 @@ pub trait Network: Send + Sync + 'static {
 /// The client of one attached session.
 #[async_trait]
 pub trait NetworkSession:
-    groups::GroupOps + contacts::ContactOps + account::AccountOps + Send + Sync + 'static
+    groups::GroupOps
+    + contacts::ContactOps
+    + account::AccountOps
+    + media::MediaOps
+    + Send
+    + Sync
+    + 'static
 {
     /// Opens the connection. Returns once the attempt has started; progress
     /// (QR codes, login, failure) arrives as events. Idempotent.

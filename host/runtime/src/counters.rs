@@ -6,6 +6,7 @@
 
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
 /// A `{outcome="…"}` label set.
@@ -160,6 +161,76 @@ impl BlastCounters {
             "switchboard_blast_sends",
             "Blast send attempts, by outcome",
             self.family.clone(),
+        );
+    }
+}
+
+/// Media downloads, uploads and retention sweeps, and the bytes stored.
+#[derive(Debug, Clone)]
+pub struct MediaCounters {
+    downloads: Family<Outcome, Counter>,
+    uploads: Family<Outcome, Counter>,
+    /// Inbound media downloaded and stored.
+    pub downloads_stored: Counter,
+    /// Downloads that failed (the media is in the failed state).
+    pub downloads_failed: Counter,
+    /// Uploads stored.
+    pub uploads_stored: Counter,
+    /// Uploads refused or broken off.
+    pub uploads_failed: Counter,
+    /// Retention sweeps run.
+    pub sweeps: Counter,
+    /// Media the sweeps removed.
+    pub swept: Counter,
+    /// Bytes of media in the media store.
+    pub stored_bytes: Gauge,
+}
+
+impl Default for MediaCounters {
+    fn default() -> Self {
+        let downloads = Family::default();
+        let uploads = Family::default();
+        Self {
+            downloads_stored: outcome(&downloads, "stored"),
+            downloads_failed: outcome(&downloads, "failed"),
+            uploads_stored: outcome(&uploads, "stored"),
+            uploads_failed: outcome(&uploads, "failed"),
+            downloads,
+            uploads,
+            sweeps: Counter::default(),
+            swept: Counter::default(),
+            stored_bytes: Gauge::default(),
+        }
+    }
+}
+
+impl MediaCounters {
+    /// Registers these counters with the gateway's metrics registry.
+    pub fn register(&self, r: &mut Registry) {
+        r.register(
+            "switchboard_media_downloads",
+            "Inbound media downloads, by outcome",
+            self.downloads.clone(),
+        );
+        r.register(
+            "switchboard_media_uploads",
+            "Media uploads, by outcome",
+            self.uploads.clone(),
+        );
+        r.register(
+            "switchboard_media_sweeps",
+            "Media retention sweeps run",
+            self.sweeps.clone(),
+        );
+        r.register(
+            "switchboard_media_swept",
+            "Media removed by retention sweeps",
+            self.swept.clone(),
+        );
+        r.register(
+            "switchboard_media_stored_bytes",
+            "Bytes of media in the media store",
+            self.stored_bytes.clone(),
         );
     }
 }

@@ -8,6 +8,7 @@
 //! - [`scheduler`]: sends stored for a later `send_at` and the task that sends them
 //! - [`blast`]: paced bulk sends and the one worker that sends them
 //! - [`webhooks`]: signed delivery, retries, dead letters, suspension
+//! - [`media`]: inbound media downloaded and kept, uploads, retention
 //! - [`liveness`]: whether each background worker runs (for `/readyz`)
 //! - [`counters`]: the counters these parts bump, each registered by its owner
 //!
@@ -18,6 +19,7 @@ pub mod blast;
 pub mod counters;
 pub mod events;
 pub mod liveness;
+pub mod media;
 pub mod messages;
 pub mod scheduler;
 pub mod sessions;
@@ -27,5 +29,6 @@ use switchboard_domain as domain;
 
 // The layers the runtime builds on, for its callers (the HTTP API names the
 // network's value types and the store's errors through the runtime).
+pub use switchboard_media as media_store;
 pub use switchboard_network as network;
 pub use switchboard_store as store;

@@ -44,6 +44,8 @@ pub struct Sources {
     pub whatsapp: Option<WhatsAppCounters>,
     /// The NATS broker's counters, when one is configured.
     pub nats: Option<switchboard_nats::NatsCounters>,
+    /// Media downloads, uploads, sweeps and the bytes stored.
+    pub media: crate::runtime::counters::MediaCounters,
 }
 
 /// The gateway's metrics: the API's HTTP metrics, every part's own
@@ -54,6 +56,7 @@ pub fn build(sources: Sources) -> Metrics {
         sources.webhooks.counters().register(registry);
         sources.blasts.counters().register(registry);
         sources.store.timings().register(registry);
+        sources.media.register(registry);
         if let Some(whatsapp) = &sources.whatsapp {
             whatsapp.register(registry);
         }

@@ -7,6 +7,7 @@ mod blasts;
 mod contacts;
 mod event_log;
 mod lid;
+mod media;
 mod messages;
 mod outbox;
 mod plugins;

@@ -3,7 +3,7 @@
 use redb::ReadableTable;
 
 use super::tables::{
-    LID_MAP, MESSAGES, SESSIONS, SIM_OUTBOX, SIM_OUTBOX_IDS, WEBHOOK_DLQ, WEBHOOKS,
+    LID_MAP, MEDIA, MESSAGES, SESSIONS, SIM_OUTBOX, SIM_OUTBOX_IDS, WEBHOOK_DLQ, WEBHOOKS,
 };
 use super::{Store, StoreResult, decode, delete_session_keys, delete_session_range, encode};
 use crate::domain::session::SessionRecord;
@@ -89,6 +89,7 @@ impl Store {
                 delete_session_range(tx, WEBHOOK_DLQ, id)?;
                 super::outbox::delete_session_outbox(tx, id)?;
                 delete_session_keys(tx, LID_MAP, id)?;
+                delete_session_keys(tx, MEDIA, id)?;
                 delete_session_keys(tx, SIM_OUTBOX_IDS, id)?;
                 delete_session_keys(tx, WEBHOOKS, id)?;
                 super::contacts::delete_session_contacts(tx, id)?;

@@ -38,6 +38,10 @@ pub const MESSAGE_SEQ_KEY: &str = "message_seq";
 /// `META` key of the next sim outbox sequence number.
 pub const OUTBOX_SEQ_KEY: &str = "sim_outbox_seq";
 
+/// Media the gateway holds (inbound media, uploads), keyed `(session id,
+/// media id)`: the JSON `MediaRecord`; the bytes are in the media store.
+pub const MEDIA: TableDefinition<(&str, &str), &[u8]> = TableDefinition::new("media_v1");
+
 /// Lid-to-phone mapping learned per session: (session id, lid user part) → phone digits.
 pub const LID_MAP: TableDefinition<(&str, &str), &str> = TableDefinition::new("lid_map_v1");
 

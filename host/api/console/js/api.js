@@ -68,6 +68,27 @@ export async function call(method, path, body, { contentType, auth = token() } =
   return json;
 }
 
+/**
+ * The bytes at `url` (a media route, path or absolute), fetched with the
+ * token: a link cannot carry it, so the page opens what this resolves to.
+ */
+export async function fetchBlob(url) {
+  const headers = {};
+  const auth = token();
+  if (auth) headers.Authorization = `Bearer ${auth}`;
+  const resp = await fetch(url, { headers });
+  if (!resp.ok) {
+    let err = null;
+    try {
+      err = (await resp.json()).error;
+    } catch {
+      err = null;
+    }
+    throw new ApiError(resp.status, err?.code || `http_${resp.status}`, err?.message || `GET ${url} answered ${resp.status}`);
+  }
+  return resp.blob();
+}
+
 /** GET. */
 export const get = (path) => call('GET', path);
 /** POST with an optional JSON body. */

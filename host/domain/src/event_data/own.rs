@@ -85,9 +85,9 @@ pub struct MessageData {
     pub caption: Option<String>,
     /// A media message's MIME type.
     pub media_mimetype: Option<String>,
-    /// `{url?, filename?, ptt?, view_once?, file_length?}`.
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
-    pub media: Option<Value>,
+    /// The media of a media message (image, video, audio, document,
+    /// sticker): its bytes are at its `url`, the gateway's media route.
+    pub media: Option<crate::media::MediaObject>,
     /// `{latitude, longitude, name?, address?, is_live?, sequence_number?}`.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub location: Option<Value>,

@@ -6,7 +6,9 @@ use async_trait::async_trait;
 
 use super::world::World;
 use crate::domain::jid::Jid;
+use crate::domain::media::MediaKind;
 use crate::domain::send::OutboundContent;
+use crate::media::{MediaBytes, MediaOps};
 use crate::{NetworkError, NetworkSession, SendReceipt};
 
 /// A session's handle on the simulated world.
@@ -51,5 +53,16 @@ impl NetworkSession for SimClient {
 
     async fn has_sent(&self, message_id: &str) -> Result<Option<bool>, NetworkError> {
         self.world.has_sent(&self.id, message_id).map(Some)
+    }
+}
+
+#[async_trait]
+impl MediaOps for SimClient {
+    async fn download_media(
+        &self,
+        _kind: MediaKind,
+        handle: &serde_json::Value,
+    ) -> Result<MediaBytes, NetworkError> {
+        self.world.media.download(handle).await
     }
 }

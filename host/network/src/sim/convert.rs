@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::InboundMessage;
+use crate::domain::media::NetworkMedia;
 use crate::domain::send::{OutboundContent, SendKind};
 
 /// The sender side of a delivery.
@@ -24,6 +25,7 @@ pub fn to_inbound(
     content: &OutboundContent,
     message_id: &str,
     timestamp: i64,
+    media: Option<&NetworkMedia>,
 ) -> InboundMessage {
     let body = serde_json::to_value(content).unwrap_or(Value::Null);
     let s = |k: &str| body.get(k).and_then(Value::as_str).map(str::to_owned);
@@ -47,7 +49,7 @@ pub fn to_inbound(
             msg.message_type = kind.as_str().into();
             msg.caption = s("caption");
             msg.media_mimetype = s("mimetype").or_else(|| Some(default_mimetype(kind).into()));
-            msg.media = Some(media_object(&body));
+            msg.media = media.cloned();
         }
         SendKind::Location => {
             msg.message_type = "location".into();
@@ -88,20 +90,6 @@ fn default_mimetype(kind: SendKind) -> &'static str {
         SendKind::Audio => "audio/mpeg",
         _ => "application/octet-stream",
     }
-}
-
-/// The media object of an inbound media message: where to fetch it and what it is.
-fn media_object(body: &Value) -> Value {
-    let mut media = serde_json::Map::new();
-    for key in ["url", "filename", "ptt", "view_once"] {
-        if let Some(v) = body.get(key).filter(|v| !v.is_null()) {
-            media.insert(key.to_owned(), v.clone());
-        }
-    }
-    if let Some(size) = body.pointer("/data/bytes").and_then(Value::as_u64) {
-        media.insert("file_length".into(), size.into());
-    }
-    Value::Object(media)
 }
 
 /// The contacts of a contact message as vCard 3.0 text, one card per contact.

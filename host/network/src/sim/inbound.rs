@@ -7,9 +7,10 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::SimNetwork;
+use super::{DecodedMedia, SimNetwork};
 use crate::InboundMessage;
 use crate::domain::jid::{Jid, JidKind};
+use crate::domain::media::MediaKind;
 use crate::domain::send::FieldError;
 use crate::domain::time::unix_now;
 use crate::store::SimUser;
@@ -54,8 +55,9 @@ pub struct SimInbound {
     pub offline: Option<bool>,
     /// The media's MIME type.
     pub media_mimetype: Option<String>,
-    /// The media descriptor as the network gives it.
-    pub media: Option<Value>,
+    /// The media of an image, video, audio, document or sticker message
+    /// (required for those types): its bytes and what the sender declares.
+    pub media: Option<super::SimMediaIn>,
     /// The sender's phone, carried beside an `@lid` sender as some messages do.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::domain::address_schema::PhoneNumber>))]
     pub sender_phone: Option<String>,
@@ -105,7 +107,12 @@ const MESSAGE_TYPES: &[&str] = &[
 impl SimNetwork {
     /// Turns the control body into what the network would have decoded; a
     /// field that makes no sense is an error naming it.
-    pub fn build_inbound(&self, b: SimInbound) -> Result<InboundMessage, FieldError> {
+    /// The media, if any, is checked and decoded here and put on the sim's
+    /// media servers by [`SimNetwork::stage_media`].
+    pub fn build_inbound(
+        &self,
+        b: SimInbound,
+    ) -> Result<(InboundMessage, Option<DecodedMedia>), FieldError> {
         let from = jid_field("from", &b.from)?;
         let chat = match &b.chat {
             Some(c) => jid_field("chat", c)?,
@@ -139,6 +146,23 @@ impl SimNetwork {
                 ));
             }
         }
+        let is_media = MediaKind::of_message_type(&message_type).is_some();
+        let media = match b.media {
+            Some(m) if is_media => Some(m.decode(b.media_mimetype.clone())?),
+            Some(_) => {
+                return Err(FieldError::new(
+                    "media",
+                    "goes only with an image, video, audio, document or sticker message",
+                ));
+            }
+            None if is_media => {
+                return Err(FieldError::new(
+                    "media",
+                    format!("is required for a {message_type} message"),
+                ));
+            }
+            None => None,
+        };
         let native_flow = b.native_flow.map(parse_native_flow).transpose()?;
         let from_phone = match &b.sender_phone {
             None => None,
@@ -179,7 +203,7 @@ impl SimNetwork {
             .then(|| b.selected_text.clone().or_else(|| selected_id.clone()))
             .flatten()
         });
-        Ok(InboundMessage {
+        let message = InboundMessage {
             message_id: b.message_id.unwrap_or_else(|| self.next_message_id()),
             participant: from.to_string(),
             from: from.to_string(),
@@ -191,7 +215,7 @@ impl SimNetwork {
             text,
             caption: b.caption,
             media_mimetype: b.media_mimetype,
-            media: b.media,
+            media: None,
             location: b.location,
             quoted_message_id: b.quoted_message_id,
             quoted_sender_jid: b.quoted_sender_jid,
@@ -200,7 +224,8 @@ impl SimNetwork {
             native_flow,
             timestamp: unix_now(),
             offline: b.offline.unwrap_or(false),
-        })
+        };
+        Ok((message, media))
     }
 }
 

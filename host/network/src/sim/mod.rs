@@ -13,9 +13,11 @@ mod convert;
 mod groups;
 mod ids;
 mod inbound;
+mod media;
 mod world;
 
 pub use inbound::SimInbound;
+pub use media::{DecodedMedia, SimMediaIn};
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,6 +28,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::domain::event::EventName;
 use crate::domain::session::Account;
+use crate::media_store::MediaStore;
 use crate::store::{OutboxEntry, SimUser, Store};
 
 pub use ids::derived_phone;
@@ -76,12 +79,13 @@ impl SimNetwork {
     /// when `cancel` fires; they are spawned on `tasks`.
     pub fn new(
         store: Store,
+        media: MediaStore,
         config: SimConfig,
         cancel: CancellationToken,
         tasks: TaskTracker,
     ) -> Self {
         Self {
-            world: Arc::new(World::new(store, config, cancel, tasks)),
+            world: Arc::new(World::new(store, media, config, cancel, tasks)),
         }
     }
 
@@ -116,6 +120,17 @@ impl SimNetwork {
         data: serde_json::Value,
     ) -> Result<(), NetworkError> {
         self.world.inject_event(session_id, event, data).await
+    }
+
+    /// Puts an injected message's media on the sim's media servers and
+    /// attaches its description to the message.
+    pub async fn stage_media(
+        &self,
+        message: &mut InboundMessage,
+        media: DecodedMedia,
+    ) -> Result<(), NetworkError> {
+        message.media = Some(self.world.media.put_injected(media).await?);
+        Ok(())
     }
 
     /// A fresh message id from the seeded generator.

@@ -16,10 +16,11 @@
 //! still remembered).
 //!
 //! On the way each message is kept as the crate's protobuf (for quotes and
-//! poll votes), classified ([`map::protocol`]), given the sender's phone when
-//! the crate knows a lid's, and votes are opened with their poll's secret.
-//! Batches the crate did not hand to the hook (newsletters, placeholder
-//! recoveries) take the same path from the pump, without a receipt.
+//! poll votes), classified ([`super::map::protocol`]), given the sender's
+//! phone when the crate knows a lid's, and votes are opened with their
+//! poll's secret. Batches the crate did not hand to the hook (newsletters,
+//! placeholder recoveries) take the same path from the pump, without a
+//! receipt.
 
 use std::sync::{Arc, Weak};
 

@@ -16,6 +16,12 @@
 //!   through the pure mappings in [`map`], and counts the events that give
 //!   none in [`WhatsAppCounters`] (which the backend owns and every session
 //!   shares).
+//! - Media: inbound media messages carry a download handle (`map/media.rs`)
+//!   that `ops/media.rs` later downloads and decrypts, through an unlinked
+//!   temporary file, for the runtime to put in the media store; sends read
+//!   uploads named by `media_id` from that store (`send.rs`). The backend
+//!   holds the [`MediaStore`](crate::media_store::MediaStore) and hands it to
+//!   every session.
 //!
 //! The knobs ([`WhatsAppConfig`]) and the counters exist in every build.
 
@@ -51,6 +57,15 @@ mod tests_pump;
 #[cfg(feature = "whatsapp")]
 pub use network::WhatsAppNetwork;
 
+/// A local media store under `dir`, for the backend's tests.
+#[cfg(all(test, feature = "whatsapp"))]
+pub(crate) fn test_media_store(dir: &std::path::Path) -> crate::media_store::MediaStore {
+    crate::media_store::MediaStore::open(&crate::media_store::MediaStoreConfig::Local {
+        dir: dir.join("media"),
+    })
+    .expect("a local media store")
+}
+
 #[cfg(feature = "whatsapp")]
 mod network {
     use std::collections::HashMap;
@@ -60,22 +75,26 @@ mod network {
 
     use super::session::WaSession;
     use super::{WhatsAppConfig, WhatsAppCounters};
+    use crate::media_store::MediaStore;
     use crate::store::Store;
     use crate::{AttachSpec, EventSink, Network, NetworkError, NetworkSession};
 
     /// The `whatsapp` backend: one [`WaSession`] per attached session.
     pub struct WhatsAppNetwork {
         store: Store,
+        media: MediaStore,
         config: WhatsAppConfig,
         counters: WhatsAppCounters,
         sessions: Mutex<HashMap<String, Arc<WaSession>>>,
     }
 
     impl WhatsAppNetwork {
-        /// A backend keeping device state in `store`.
-        pub fn new(store: Store, config: WhatsAppConfig) -> Self {
+        /// A backend keeping device state in `store`, and reading the
+        /// uploads sends name from `media`.
+        pub fn new(store: Store, media: MediaStore, config: WhatsAppConfig) -> Self {
             Self {
                 store,
+                media,
                 config,
                 counters: WhatsAppCounters::default(),
                 sessions: Mutex::new(HashMap::new()),
@@ -113,6 +132,7 @@ mod network {
             let session = Arc::new(WaSession::new(
                 spec.session_id.clone(),
                 self.store.clone(),
+                self.media.clone(),
                 self.config.clone(),
                 self.counters.clone(),
                 events,

@@ -1,6 +1,9 @@
 //! Sends: each send kind as the crate's `wa::Message`, sent under the
-//! gateway's message id. Media is fetched (for `url`) or taken from `data`,
-//! encrypted and uploaded by the crate first. Polls are built here as WhatsApp
+//! gateway's message id. Media is fetched (for `url`), taken from `data`, or
+//! read from the media store (for `media_id`: an upload or a downloaded
+//! inbound media of the same session), then encrypted and uploaded by the
+//! crate, which takes the whole file in memory; every source is bounded by
+//! the same per-kind size limit before it is read. Polls are built here as WhatsApp
 //! Web builds them (the crate's builder is private), so they too go out under
 //! the gateway's id. Buttons, lists and CTA-URL messages are not supported:
 //! WhatsApp only renders them from the Business API.
@@ -11,6 +14,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::StreamExt;
 use whatsapp_rust::Client;
 use whatsapp_rust::download::MediaType;
 use whatsapp_rust::send::SendOptions;
@@ -24,6 +28,7 @@ use crate::domain::send::{
     ContactBody, LocationBody, MAX_AUDIO_BYTES, MAX_DOCUMENT_BYTES, MAX_IMAGE_BYTES,
     MAX_VIDEO_BYTES, MediaSource, OutboundContent, PollBody, ReactionBody, TextBody,
 };
+use crate::media_store::{MediaStore, MediaStoreError, media_key};
 use crate::store::Store;
 use crate::{NetworkError, SendReceipt};
 
@@ -38,11 +43,21 @@ pub fn wa_jid(j: &Jid) -> Result<whatsapp_rust::Jid, NetworkError> {
     })
 }
 
+/// Where a send reads from: the store (quotes, history) and the media
+/// store (uploads named by `media_id`).
+#[derive(Clone, Copy)]
+pub struct Stores<'a> {
+    /// The database.
+    pub store: &'a Store,
+    /// The media store.
+    pub media: &'a MediaStore,
+}
+
 /// Sends `content` to `to` under `message_id` and keeps what was sent in
 /// session `session_id`'s message history.
 pub async fn send(
     client: &Arc<Client>,
-    store: &Store,
+    Stores { store, media }: Stores<'_>,
     session_id: &str,
     message_id: &str,
     to: &Jid,
@@ -63,19 +78,19 @@ pub async fn send(
         OutboundContent::Contact(b) => contact(b),
         OutboundContent::Reaction(b) => reaction(to, b)?,
         OutboundContent::Image(b) => {
-            let up = upload(client, &b.source, MediaType::Image).await?;
+            let up = upload(client, media, session_id, &b.source, MediaType::Image).await?;
             image(up, &b.mimetype, b.caption.clone(), b.view_once)
         }
         OutboundContent::Video(b) => {
-            let up = upload(client, &b.source, MediaType::Video).await?;
+            let up = upload(client, media, session_id, &b.source, MediaType::Video).await?;
             video(up, &b.mimetype, b.caption.clone(), b.view_once)
         }
         OutboundContent::Audio(b) => {
-            let up = upload(client, &b.source, MediaType::Audio).await?;
+            let up = upload(client, media, session_id, &b.source, MediaType::Audio).await?;
             audio(up, &b.mimetype, b.ptt)
         }
         OutboundContent::Document(b) => {
-            let up = upload(client, &b.source, MediaType::Document).await?;
+            let up = upload(client, media, session_id, &b.source, MediaType::Document).await?;
             document(up, &b.mimetype, &b.filename, b.caption.clone())
         }
         OutboundContent::Poll(b) => poll(b, poll_secret())?,
@@ -270,22 +285,89 @@ pub fn reaction(to: &Jid, b: &ReactionBody) -> Result<wa::Message, NetworkError>
 }
 
 /// What an upload gave, for the media message fields.
-struct Uploaded(whatsapp_rust::upload::UploadResponse);
+/// (The crate's own answer cannot be built outside it, so the message
+/// builders take this copy of its fields.)
+struct Uploaded {
+    url: String,
+    direct_path: String,
+    media_key: [u8; 32],
+    file_enc_sha256: [u8; 32],
+    file_sha256: [u8; 32],
+    file_length: u64,
+    media_key_timestamp: i64,
+    streaming_sidecar: Option<Vec<u8>>,
+}
+
+impl From<whatsapp_rust::upload::UploadResponse> for Uploaded {
+    fn from(u: whatsapp_rust::upload::UploadResponse) -> Self {
+        Self {
+            url: u.url,
+            direct_path: u.direct_path,
+            media_key: u.media_key,
+            file_enc_sha256: u.file_enc_sha256,
+            file_sha256: u.file_sha256,
+            file_length: u.file_length,
+            media_key_timestamp: u.media_key_timestamp,
+            streaming_sidecar: u.streaming_sidecar,
+        }
+    }
+}
 
 async fn upload(
     client: &Client,
+    media: &MediaStore,
+    session_id: &str,
     source: &MediaSource,
     kind: MediaType,
 ) -> Result<Uploaded, NetworkError> {
     let bytes = match source {
         MediaSource::Data(d) => d.clone(),
         MediaSource::Url(url) => fetch(url, size_limit(&kind)).await?,
+        MediaSource::Stored(id) => stored(media, session_id, id, size_limit(&kind)).await?,
     };
     client
         .upload(bytes, kind, UploadOptions::default())
         .await
-        .map(Uploaded)
+        .map(Uploaded::from)
         .map_err(|e| NetworkError::Failed(format!("the media upload failed: {e}")))
+}
+
+/// The bytes of a media the session holds (an upload, or inbound media),
+/// bounded like media given inline. The crate encrypts and uploads from
+/// memory, so this is where a stored media is read whole, once, per send.
+async fn stored(
+    media: &MediaStore,
+    session_id: &str,
+    media_id: &str,
+    limit: usize,
+) -> Result<Vec<u8>, NetworkError> {
+    let key = media_key(session_id, media_id);
+    let unreadable = |e: MediaStoreError| {
+        NetworkError::Failed(format!("the media `{media_id}` could not be read: {e}"))
+    };
+    let size = match media.size(&key).await {
+        Ok(size) => size,
+        Err(MediaStoreError::NotFound(_)) => {
+            return Err(NetworkError::Rejected(format!(
+                "the media `{media_id}` is no longer in the media store"
+            )));
+        }
+        Err(e) => return Err(unreadable(e)),
+    };
+    if size > limit as u64 {
+        return Err(NetworkError::Rejected(format!(
+            "the media `{media_id}` is {size} bytes; the most a send of its kind takes is {} MiB",
+            limit >> 20
+        )));
+    }
+    let blob = media.read(&key, None).await.map_err(unreadable)?;
+    let mut bytes = Vec::with_capacity(size as usize);
+    let mut stream = blob.stream;
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| unreadable(MediaStoreError::Backend(e.to_string())))?;
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(bytes)
 }
 
 /// The largest media of a kind the gateway sends: the same limits as for
@@ -340,7 +422,6 @@ async fn fetch(url: &str, limit: usize) -> Result<Vec<u8>, NetworkError> {
 }
 
 fn image(u: Uploaded, mimetype: &str, caption: Option<String>, view_once: bool) -> wa::Message {
-    let u = u.0;
     wa::Message {
         image_message: MessageField::some(wa::message::ImageMessage {
             url: Some(u.url),
@@ -360,7 +441,6 @@ fn image(u: Uploaded, mimetype: &str, caption: Option<String>, view_once: bool) 
 }
 
 fn video(u: Uploaded, mimetype: &str, caption: Option<String>, view_once: bool) -> wa::Message {
-    let u = u.0;
     wa::Message {
         video_message: MessageField::some(wa::message::VideoMessage {
             url: Some(u.url),
@@ -381,7 +461,6 @@ fn video(u: Uploaded, mimetype: &str, caption: Option<String>, view_once: bool) 
 }
 
 fn audio(u: Uploaded, mimetype: &str, ptt: bool) -> wa::Message {
-    let u = u.0;
     wa::Message {
         audio_message: MessageField::some(wa::message::AudioMessage {
             url: Some(u.url),
@@ -401,7 +480,6 @@ fn audio(u: Uploaded, mimetype: &str, ptt: bool) -> wa::Message {
 }
 
 fn document(u: Uploaded, mimetype: &str, filename: &str, caption: Option<String>) -> wa::Message {
-    let u = u.0;
     wa::Message {
         document_message: MessageField::some(wa::message::DocumentMessage {
             url: Some(u.url),
@@ -427,6 +505,104 @@ mod tests {
     use tokio::net::TcpListener;
 
     use super::*;
+
+    /// What the crate's upload of `bytes` would have answered (its own
+    /// type cannot be built outside it).
+    fn uploaded_as(bytes: &[u8], direct_path: &str) -> Uploaded {
+        use sha2::Digest;
+        Uploaded {
+            url: "https://mmg.whatsapp.net/d/f/enc".into(),
+            direct_path: direct_path.into(),
+            media_key: [1; 32],
+            file_enc_sha256: [2; 32],
+            file_sha256: sha2::Sha256::digest(bytes).into(),
+            file_length: bytes.len() as u64,
+            media_key_timestamp: 1_700_000_000,
+            streaming_sidecar: None,
+        }
+    }
+
+    /// A media store holding `bytes` as session `s`'s media `up-1`.
+    async fn store_with(dir: &std::path::Path, bytes: &[u8]) -> MediaStore {
+        let media = crate::whatsapp::test_media_store(dir);
+        media
+            .put_bytes(&media_key("s", "up-1"), bytes.to_vec().into())
+            .await
+            .unwrap();
+        media
+    }
+
+    #[tokio::test]
+    async fn a_stored_upload_is_read_back_only_within_its_kinds_limit_and_only_by_its_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let bytes = b"%PDF-1.7 a stored upload".to_vec();
+        let media = store_with(dir.path(), &bytes).await;
+        assert_eq!(stored(&media, "s", "up-1", 1024).await.unwrap(), bytes);
+        assert_eq!(
+            stored(&media, "s", "up-1", bytes.len()).await.unwrap(),
+            bytes,
+            "a media of exactly the limit is taken"
+        );
+        match stored(&media, "s", "up-1", 4).await {
+            Err(NetworkError::Rejected(m)) => assert!(m.contains("most a send"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        match stored(&media, "other", "up-1", 1024).await {
+            Err(NetworkError::Rejected(m)) => assert!(m.contains("no longer"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn building_the_outbound_document_from_a_stored_upload_keeps_every_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let bytes = b"%PDF-1.7 a stored upload".to_vec();
+        let media = store_with(dir.path(), &bytes).await;
+        let loaded = stored(&media, "s", "up-1", size_limit(&MediaType::Document))
+            .await
+            .unwrap();
+        let up = uploaded_as(&loaded, "/v/t62.7119-24/doc");
+        let sha = up.file_sha256;
+        let message = document(up, "application/pdf", "offer.pdf", Some("the offer".into()));
+        let d = message
+            .document_message
+            .as_option()
+            .expect("a document message");
+        assert_eq!(d.mimetype.as_deref(), Some("application/pdf"));
+        assert_eq!(d.file_name.as_deref(), Some("offer.pdf"));
+        assert_eq!(d.caption.as_deref(), Some("the offer"));
+        assert_eq!(d.file_length, Some(bytes.len() as u64));
+        assert_eq!(d.file_sha256.as_deref(), Some(sha.as_slice()));
+        assert_eq!(d.file_enc_sha256.as_deref(), Some([2u8; 32].as_slice()));
+        assert_eq!(d.media_key.as_deref(), Some([1u8; 32].as_slice()));
+        assert_eq!(d.direct_path.as_deref(), Some("/v/t62.7119-24/doc"));
+        assert_eq!(d.url.as_deref(), Some("https://mmg.whatsapp.net/d/f/enc"));
+        assert_eq!(d.media_key_timestamp, Some(1_700_000_000));
+    }
+
+    #[tokio::test]
+    async fn building_the_outbound_image_from_a_stored_upload_keeps_every_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let bytes = b"\x89PNG a stored image".to_vec();
+        let media = store_with(dir.path(), &bytes).await;
+        let loaded = stored(&media, "s", "up-1", size_limit(&MediaType::Image))
+            .await
+            .unwrap();
+        assert_eq!(loaded, bytes);
+        let up = uploaded_as(&loaded, "/v/t62.7118-24/img");
+        let sha = up.file_sha256;
+        let message = image(up, "image/png", Some("look".into()), true);
+        let i = message.image_message.as_option().expect("an image message");
+        assert_eq!(i.mimetype.as_deref(), Some("image/png"));
+        assert_eq!(i.caption.as_deref(), Some("look"));
+        assert_eq!(i.view_once, Some(true));
+        assert_eq!(i.file_length, Some(bytes.len() as u64));
+        assert_eq!(i.file_sha256.as_deref(), Some(sha.as_slice()));
+        assert_eq!(i.file_enc_sha256.as_deref(), Some([2u8; 32].as_slice()));
+        assert_eq!(i.media_key.as_deref(), Some([1u8; 32].as_slice()));
+        assert_eq!(i.direct_path.as_deref(), Some("/v/t62.7118-24/img"));
+        assert_eq!(i.media_key_timestamp, Some(1_700_000_000));
+    }
 
     /// Serves one request with `head` then `body` and closes, as a media
     /// host would; the URL to fetch.

@@ -1,6 +1,6 @@
 //! [`WaSession`]: the `NetworkSession` of one whatsapp session — connect,
 //! disconnect, logout, pair codes and sends on the current crate client.
-//! Group, contact and account operations are in `ops/`.
+//! Group, contact, account and media-download operations are in `ops/`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,6 +15,7 @@ use super::WhatsAppConfig;
 use super::off_thread::with_store;
 use crate::domain::jid::Jid;
 use crate::domain::send::OutboundContent;
+use crate::media_store::MediaStore;
 use crate::store::Store;
 use crate::{EventSink, NetworkError, NetworkEvent, NetworkSession, SendReceipt};
 
@@ -38,6 +39,8 @@ pub struct WaSession {
 pub(super) struct Inner {
     pub id: String,
     pub store: Store,
+    /// Where uploads a send names by `media_id` are read from.
+    pub media: MediaStore,
     pub config: WhatsAppConfig,
     pub sink: EventSink,
     /// The backend's counters (events no mapping forwards).
@@ -102,6 +105,7 @@ impl WaSession {
     pub fn new(
         id: String,
         store: Store,
+        media: MediaStore,
         config: WhatsAppConfig,
         counters: super::WhatsAppCounters,
         sink: EventSink,
@@ -110,6 +114,7 @@ impl WaSession {
         let inner = Arc::new(Inner {
             id,
             store,
+            media,
             config,
             sink,
             counters,
@@ -334,8 +339,11 @@ impl NetworkSession for WaSession {
         content: &OutboundContent,
     ) -> Result<SendReceipt, NetworkError> {
         let client = self.logged_in().await?;
-        let (store, id) = (&self.inner.store, self.inner.id.as_str());
-        super::send::send(&client, store, id, message_id, to, content).await
+        let stores = super::send::Stores {
+            store: &self.inner.store,
+            media: &self.inner.media,
+        };
+        super::send::send(&client, stores, &self.inner.id, message_id, to, content).await
     }
 
     async fn has_sent(&self, _message_id: &str) -> Result<Option<bool>, NetworkError> {

@@ -67,6 +67,7 @@ async fn the_pump_follows_a_session_from_pair_code_to_unlink() {
     let session = WaSession::new(
         "wa".into(),
         store.clone(),
+        crate::whatsapp::test_media_store(dir.path()),
         WhatsAppConfig::default(),
         WhatsAppCounters::default(),
         sink,

@@ -11,7 +11,8 @@ use std::sync::Arc;
 
 use crate::domain::hooks::MessageTransform;
 use crate::domain::message::{Direction, MessageRecord};
-use crate::domain::send::SendRequest;
+use crate::domain::send::{MediaSource, SendRequest};
+use crate::media::{Media, MediaError};
 use crate::sessions::{SessionError, Sessions};
 use crate::store::Store;
 
@@ -20,15 +21,18 @@ use crate::store::Store;
 pub struct SendCore {
     sessions: Sessions,
     store: Store,
+    media: Media,
     transforms: Option<Arc<dyn MessageTransform>>,
 }
 
 impl SendCore {
-    /// A send core over the session registry and the store.
-    pub fn new(sessions: Sessions, store: Store) -> Self {
+    /// A send core over the session registry, the store, and the media a
+    /// send may name by `media_id`.
+    pub fn new(sessions: Sessions, store: Store, media: Media) -> Self {
         Self {
             sessions,
             store,
+            media,
             transforms: None,
         }
     }
@@ -68,6 +72,20 @@ impl SendCore {
             Some(t) => t.transform(session_id, request)?,
             None => request,
         };
+        if let Some(MediaSource::Stored(media_id)) = request.content.media_source() {
+            self.media
+                .for_send(session_id, media_id)
+                .await
+                .map_err(|e| SessionError::Invalid {
+                    field: "media_id",
+                    message: match e {
+                        MediaError::NotFound { .. } => {
+                            format!("names no media of session `{session_id}` (upload it first)")
+                        }
+                        other => format!("cannot be sent: {other}"),
+                    },
+                })?;
+        }
         let receipt = client
             .send(message_id, &request.to, &request.content)
             .await?;

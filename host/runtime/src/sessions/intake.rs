@@ -6,6 +6,7 @@
 //! ([`NetworkEvent::Durable`]) is answered once all of it is stored and
 //! published.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::json;
@@ -21,9 +22,11 @@ use crate::domain::event::{Envelope, EventName};
 use crate::domain::event_data::own::{
     ConnectedData, LoggedOutData, PairCodeData, QrCodeData, to_data,
 };
+use crate::domain::media::MediaObject;
 use crate::domain::message::{Direction, MessageRecord};
 use crate::domain::session::SessionStatus;
-use crate::network::{InboundMessage, NetworkEvent, StoredReceipt};
+use crate::media::Media;
+use crate::network::{InboundMessage, NetworkEvent, NetworkSession, StoredReceipt};
 use crate::store::Store;
 
 /// Most events intake takes from the channel for one trip to a blocking
@@ -42,6 +45,13 @@ pub(super) struct Intake {
     pub supervisor: super::reconnect::Supervisor,
     /// The receipt of the unacknowledged batch being handled, if any.
     pub receipt: Option<StoredReceipt>,
+    /// Inbound media: recorded (and in eager mode downloaded) before the
+    /// message's event is built.
+    pub media: Media,
+    /// The session's network client, which downloads its media.
+    pub client: Arc<dyn NetworkSession>,
+    /// The media objects of the batch being handled, by message.
+    pub prepared: HashMap<(String, String), MediaObject>,
 }
 
 /// What the intake loop does next.
@@ -78,6 +88,7 @@ impl Intake {
                     {
                         batch.push(ev);
                     }
+                    self.prepare_media(&batch).await;
                     match self.handle_all(batch).await {
                         Some(this) => self = this,
                         None => return,
@@ -87,7 +98,9 @@ impl Intake {
                 Step::Stopping => {
                     // Stopping: handle what the network already handed over, so
                     // a message received just before shutdown is still stored.
-                    let batch = std::iter::from_fn(|| rx.try_recv().ok()).collect();
+                    let batch: Vec<NetworkEvent> =
+                        std::iter::from_fn(|| rx.try_recv().ok()).collect();
+                    self.prepare_media(&batch).await;
                     match self.handle_all(batch).await {
                         Some(this) => self = this,
                         None => return,
@@ -98,6 +111,40 @@ impl Intake {
         }
         self.queue.drain().await;
         self.forget_failed();
+    }
+
+    /// Records the media of the batch's messages, downloading it first in
+    /// eager mode (all of the batch's at once), so each message's event
+    /// carries the gateway's media object and, in eager mode, its webhook
+    /// can fetch the bytes at once. A duplicate message is skipped.
+    async fn prepare_media(&mut self, batch: &[NetworkEvent]) {
+        fn messages<'a>(events: &'a [NetworkEvent], out: &mut Vec<&'a InboundMessage>) {
+            for ev in events {
+                match ev {
+                    NetworkEvent::Message(m) if m.media.is_some() => out.push(m),
+                    NetworkEvent::Durable { events, .. } => messages(events, out),
+                    _ => {}
+                }
+            }
+        }
+        let mut found = Vec::new();
+        messages(batch, &mut found);
+        found.retain(|m| !self.dedup.contains(&MessageKey::of(m)));
+        if found.is_empty() {
+            return;
+        }
+        let id = self.live.id.clone();
+        let client = self.client.clone();
+        let media = self.media.clone();
+        let done = futures_util::future::join_all(found.into_iter().map(|m| {
+            let (media, client, id) = (media.clone(), client.clone(), id.clone());
+            async move {
+                let record = media.ingest(&id, m, client.as_ref()).await;
+                record.map(|r| ((m.chat.clone(), m.message_id.clone()), media.object(&r)))
+            }
+        }))
+        .await;
+        self.prepared.extend(done.into_iter().flatten());
     }
 
     /// Handles `batch` in order on a blocking thread; `None` if handling
@@ -253,7 +300,10 @@ impl Intake {
         }
         let phones = resolve_phones(m, |lid| self.learned_phone(lid));
         self.contact_from_message(m, &phones);
-        let data = to_data(&message_data(m, &phones));
+        let media = self
+            .prepared
+            .remove(&(m.chat.clone(), m.message_id.clone()));
+        let data = to_data(&message_data(m, &phones, media));
         let record = MessageRecord {
             message_id: m.message_id.clone(),
             session_id: id.clone(),

@@ -3,6 +3,7 @@
 
 use crate::domain::event_data::own::MessageData;
 use crate::domain::jid::Jid;
+use crate::domain::media::MediaObject;
 use crate::network::InboundMessage;
 
 /// The phone numbers (digits) resolved for a message's sender and chat.
@@ -15,7 +16,13 @@ pub struct Phones {
 }
 
 /// The `data` object of a `message` event.
-pub fn message_data(m: &InboundMessage, phones: &Phones) -> MessageData {
+/// `media` is the gateway's own media object (the network's description
+/// is never shown: its URL is encrypted and useless without the keys).
+pub fn message_data(
+    m: &InboundMessage,
+    phones: &Phones,
+    media: Option<MediaObject>,
+) -> MessageData {
     let is_group = Jid::parse(&m.chat).is_ok_and(|j| j.is_group());
     let chat_phone = if is_group {
         None
@@ -36,7 +43,7 @@ pub fn message_data(m: &InboundMessage, phones: &Phones) -> MessageData {
         text: m.text.clone(),
         caption: m.caption.clone(),
         media_mimetype: m.media_mimetype.clone(),
-        media: m.media.clone(),
+        media,
         location: m.location.clone(),
         is_group,
         participant: m.participant.clone(),
@@ -77,6 +84,7 @@ mod tests {
                 "4915112345678@s.whatsapp.net",
             ),
             &phones(Some("4915112345678"), Some("4915112345678")),
+            None,
         );
         assert_eq!(d.from_phone.as_deref(), Some("4915112345678"));
         assert_eq!(d.chat_phone.as_deref(), Some("4915112345678"));
@@ -85,13 +93,18 @@ mod tests {
 
     #[test]
     fn a_lid_sender_stays_a_lid_whatever_its_phone() {
-        let d = message_data(&msg("987654321@lid", "987654321@lid"), &Phones::default());
+        let d = message_data(
+            &msg("987654321@lid", "987654321@lid"),
+            &Phones::default(),
+            None,
+        );
         assert_eq!(d.from, "987654321@lid");
         assert!(d.from_phone.is_none());
         assert!(d.chat_phone.is_none());
         let d = message_data(
             &msg("987654321@lid", "987654321@lid"),
             &phones(Some("15550001111"), None),
+            None,
         );
         assert_eq!(d.from, "987654321@lid");
         assert_eq!(d.from_phone.as_deref(), Some("15550001111"));
@@ -102,6 +115,7 @@ mod tests {
         let d = message_data(
             &msg("4915112345678@s.whatsapp.net", "120363000000000001@g.us"),
             &phones(Some("4915112345678"), Some("1")),
+            None,
         );
         assert!(d.is_group);
         assert!(d.chat_phone.is_none());
@@ -113,6 +127,7 @@ mod tests {
         let d = message_data(
             &msg("1555000111@s.whatsapp.net", "1555000111@s.whatsapp.net"),
             &Phones::default(),
+            None,
         );
         assert!(d.selected_id.is_none());
         assert!(d.selected_text.is_none());

@@ -28,6 +28,7 @@ pub use reconnect::{ReconnectConfig, ReconnectStatus};
 use crate::domain::jid::Jid;
 use crate::domain::session::{Account, SessionRecord, SessionStatus, validate_session_id};
 use crate::events::EventBus;
+use crate::media::Media;
 use crate::network::{AttachSpec, EVENT_CHANNEL_CAPACITY, Network, NetworkSession};
 use crate::store::Store;
 use intake::Intake;
@@ -88,12 +89,24 @@ pub struct NewSession {
 struct Inner {
     store: Store,
     bus: EventBus,
+    media: Media,
     networks: HashMap<&'static str, Arc<dyn Network>>,
     default_network: String,
     live: RwLock<HashMap<String, Arc<Live>>>,
     reconnect: ReconnectConfig,
     cancel: CancellationToken,
     tasks: TaskTracker,
+}
+
+/// Where what sessions receive goes: records into the store, envelopes
+/// onto the bus, media through the media service.
+pub struct SessionData {
+    /// The store.
+    pub store: Store,
+    /// The event bus.
+    pub bus: EventBus,
+    /// The media service.
+    pub media: Media,
 }
 
 /// The registry; cheap to clone.
@@ -105,8 +118,7 @@ pub struct Sessions {
 impl Sessions {
     /// A registry over `networks`; call [`Sessions::restore`] to bring back stored sessions.
     pub fn new(
-        store: Store,
-        bus: EventBus,
+        SessionData { store, bus, media }: SessionData,
         networks: Vec<Arc<dyn Network>>,
         default_network: String,
         reconnect: ReconnectConfig,
@@ -118,6 +130,7 @@ impl Sessions {
             inner: Arc::new(Inner {
                 store,
                 bus,
+                media,
                 networks,
                 default_network,
                 live: RwLock::new(HashMap::new()),
@@ -188,6 +201,9 @@ impl Sessions {
                 inner: Arc::downgrade(&self.inner),
             },
             receipt: None,
+            media: self.inner.media.clone(),
+            client: live.client.clone(),
+            prepared: HashMap::new(),
         };
         self.inner
             .tasks
@@ -335,6 +351,7 @@ impl Sessions {
             network.forget(id).await;
         }
         self.inner.store.delete_session(id)?;
+        self.inner.media.delete_session(id).await;
         tracing::info!(session = %id, "session deleted");
         Ok(())
     }

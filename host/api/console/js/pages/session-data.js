@@ -1,8 +1,8 @@
 // A session's stored data, one tab each: message history, the contacts
 // directory (searchable), and the groups its account is in.
 
-import { get, seg } from '../api.js';
-import { field, h, input, refresh, replace, table, td } from '../dom.js';
+import { fetchBlob, get, seg } from '../api.js';
+import { button, field, h, input, refresh, replace, table, td } from '../dom.js';
 import { phone, when } from '../format.js';
 import { every } from '../poll.js';
 import { attempt, empty } from '../ui.js';
@@ -26,7 +26,26 @@ export function messagesTab(panel, id) {
 function content(m) {
   const b = m.body || {};
   const who = m.direction === 'inbound' && b.push_name ? `${b.push_name}: ` : '';
-  return who + (b.text || b.caption || b.title || b.name || JSON.stringify(b).slice(0, 120));
+  const text = who + (b.text || b.caption || b.title || b.name || (b.media ? '' : JSON.stringify(b).slice(0, 120)));
+  return b.media ? h('span', {}, text, text ? ' ' : '', mediaLink(b.media)) : text;
+}
+
+/** An inbound media's link: opens the bytes (fetched with the token), or says why it cannot. */
+function mediaLink(media) {
+  const name = media.filename || media.mimetype;
+  if (media.state === 'failed') {
+    return h('span', { class: 'media-failed', title: media.error || '', text: `\u26a0 ${name}: download failed` });
+  }
+  return button(`Open ${name}`, async (ev) => {
+    const target = ev.currentTarget;
+    try {
+      const blob = await fetchBlob(media.url);
+      window.open(URL.createObjectURL(blob), '_blank', 'noopener');
+    } catch (e) {
+      target.title = e.message;
+      target.textContent = `\u26a0 ${e.message}`;
+    }
+  }, { class: 'btn media-link', 'aria-label': `Open media ${name}` });
 }
 
 /** The contacts directory with a search box (a substring of names or phone). */

@@ -21,12 +21,15 @@ mod pairing;
 mod people;
 use super::convert::{Sender, to_inbound};
 use super::ids::SimRng;
+use super::media::SimMedia;
 use crate::account::Collection;
 use crate::domain::event::EventName;
 use crate::domain::jid::Jid;
+use crate::domain::media::NetworkMedia;
 use crate::domain::send::OutboundContent;
 use crate::domain::session::Account;
 use crate::domain::time::unix_now;
+use crate::media_store::MediaStore;
 use crate::store::{OutboxEntry, SimUser, Store};
 use crate::{AttachSpec, EventSink, InboundMessage, NetworkError, NetworkEvent, SendReceipt};
 use account_memory::AppStateFault;
@@ -81,6 +84,8 @@ struct Attached {
 /// The whole simulated world.
 pub struct World {
     store: Store,
+    /// The sim's media servers.
+    pub(in crate::sim) media: SimMedia,
     config: SimConfig,
     rng: Mutex<SimRng>,
     sessions: Mutex<HashMap<String, Attached>>,
@@ -97,11 +102,13 @@ fn internal(e: impl std::fmt::Display) -> NetworkError {
 impl World {
     pub(in crate::sim) fn new(
         store: Store,
+        media: MediaStore,
         config: SimConfig,
         cancel: CancellationToken,
         tasks: TaskTracker,
     ) -> Self {
         Self {
+            media: SimMedia::new(media),
             rng: Mutex::new(SimRng::new(config.seed)),
             store,
             config,
@@ -310,8 +317,20 @@ impl World {
             jid: &me.jid,
             push_name: &push_name,
         };
+        let media = if peers.is_empty() {
+            None
+        } else {
+            self.sent_media(id, content).await?
+        };
         for peer in peers {
-            let inbound = to_inbound(&sender, chat, content, &message_id, timestamp);
+            let inbound = to_inbound(
+                &sender,
+                chat,
+                content,
+                &message_id,
+                timestamp,
+                media.as_ref(),
+            );
             // The peer may have been deleted since; the sender's send still succeeded.
             let _ = self.deliver(&peer, inbound).await;
         }
@@ -319,6 +338,40 @@ impl World {
             message_id,
             timestamp,
         })
+    }
+
+    /// Puts the media of `content` on the sim's media servers once for
+    /// every recipient, and describes it as a received message would.
+    async fn sent_media(
+        &self,
+        id: &str,
+        content: &OutboundContent,
+    ) -> Result<Option<NetworkMedia>, NetworkError> {
+        let (source, mimetype, filename, ptt, view_once) = match content {
+            OutboundContent::Image(b) | OutboundContent::Video(b) => {
+                (&b.source, &b.mimetype, None, None, b.view_once)
+            }
+            OutboundContent::Audio(b) => (&b.source, &b.mimetype, None, Some(b.ptt), false),
+            OutboundContent::Document(b) => (
+                &b.source,
+                &b.mimetype,
+                Some(b.filename.clone()),
+                None,
+                false,
+            ),
+            _ => return Ok(None),
+        };
+        let (handle, file_length, sha256) = self.media.put_sent(id, source).await?;
+        Ok(Some(NetworkMedia {
+            mimetype: Some(mimetype.clone()),
+            file_length,
+            sha256,
+            filename,
+            ptt,
+            view_once,
+            handle,
+            ..NetworkMedia::default()
+        }))
     }
 
     pub(in crate::sim) fn set_faults(&self, id: &str, faults: Faults) -> Result<(), NetworkError> {

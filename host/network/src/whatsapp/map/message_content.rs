@@ -1,14 +1,40 @@
 //! What a message says: its type, text, caption, media, location, the quoted
 //! message, and the selection of a button or list reply. Wrappers
 //! (ephemeral, view-once, edits, device-sent copies) are peeled first.
+//! Media messages (image, video and video note, audio, document, sticker)
+//! become a [`crate::domain::media::NetworkMedia`] through `super::media`,
+//! with the handle a later download uses.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use wa::__buffa::oneof::message::buttons_response_message::Response as ButtonsResponse;
 use wa::__buffa::oneof::message::interactive_response_message::InteractiveResponseMessage as Reply;
 use whatsapp_rust::wacore::proto_helpers::MessageExt;
 use whatsapp_rust::waproto::whatsapp as wa;
 
+use super::media::{Fields, network_media};
 use crate::InboundMessage;
+use crate::domain::media::MediaKind;
+
+/// The fields every media proto shares, as [`Fields`] with the
+/// kind-specific ones unset (each branch sets its own).
+macro_rules! fields {
+    ($x:expr) => {
+        Fields {
+            mimetype: &$x.mimetype,
+            file_sha256: &$x.file_sha256,
+            file_enc_sha256: &$x.file_enc_sha256,
+            media_key: &$x.media_key,
+            direct_path: &$x.direct_path,
+            file_length: $x.file_length,
+            width: None,
+            height: None,
+            seconds: None,
+            ptt: None,
+            filename: None,
+            view_once: false,
+        }
+    };
+}
 
 /// Fills `m`'s content fields from `message`.
 pub fn fill(m: &mut InboundMessage, message: &wa::Message) {
@@ -23,39 +49,48 @@ pub fn fill(m: &mut InboundMessage, message: &wa::Message) {
         m.text = x.text.clone();
         x.context_info.as_option()
     } else if let Some(x) = b.image_message.as_option() {
-        media(
-            m,
-            "image",
-            &x.mimetype,
-            &x.caption,
-            media_object(&x.url, x.file_length, None, None, view_once),
-        );
+        let f = Fields {
+            width: x.width,
+            height: x.height,
+            view_once: view_once || x.view_once.unwrap_or(false),
+            ..fields!(x)
+        };
+        media(m, MediaKind::Image, &x.mimetype, &x.caption, &f);
         x.context_info.as_option()
-    } else if let Some(x) = b.video_message.as_option() {
-        media(
-            m,
-            "video",
-            &x.mimetype,
-            &x.caption,
-            media_object(&x.url, x.file_length, None, None, view_once),
-        );
+    } else if let Some(x) = b.video_message.as_option().or(b.ptv_message.as_option()) {
+        // A video note (`ptv`) is a video the app shows round.
+        let f = Fields {
+            width: x.width,
+            height: x.height,
+            seconds: x.seconds,
+            view_once: view_once || x.view_once.unwrap_or(false),
+            ..fields!(x)
+        };
+        media(m, MediaKind::Video, &x.mimetype, &x.caption, &f);
         x.context_info.as_option()
     } else if let Some(x) = b.audio_message.as_option() {
-        let obj = media_object(&x.url, x.file_length, None, x.ptt, view_once);
-        media(m, "audio", &x.mimetype, &None, obj);
+        let f = Fields {
+            seconds: x.seconds,
+            ptt: x.ptt,
+            view_once: view_once || x.view_once.unwrap_or(false),
+            ..fields!(x)
+        };
+        media(m, MediaKind::Audio, &x.mimetype, &None, &f);
         x.context_info.as_option()
     } else if let Some(x) = b.document_message.as_option() {
-        let obj = media_object(&x.url, x.file_length, x.file_name.as_deref(), None, false);
-        media(m, "document", &x.mimetype, &x.caption, obj);
+        let f = Fields {
+            filename: x.file_name.as_deref(),
+            ..fields!(x)
+        };
+        media(m, MediaKind::Document, &x.mimetype, &x.caption, &f);
         x.context_info.as_option()
     } else if let Some(x) = b.sticker_message.as_option() {
-        media(
-            m,
-            "sticker",
-            &x.mimetype,
-            &None,
-            media_object(&x.url, x.file_length, None, None, false),
-        );
+        let f = Fields {
+            width: x.width,
+            height: x.height,
+            ..fields!(x)
+        };
+        media(m, MediaKind::Sticker, &x.mimetype, &None, &f);
         x.context_info.as_option()
     } else if let Some(x) = b.location_message.as_option() {
         m.message_type = "location".into();
@@ -128,43 +163,15 @@ pub fn fill(m: &mut InboundMessage, message: &wa::Message) {
 
 fn media(
     m: &mut InboundMessage,
-    kind: &str,
+    kind: MediaKind,
     mimetype: &Option<String>,
     caption: &Option<String>,
-    obj: Value,
+    fields: &Fields<'_>,
 ) {
-    m.message_type = kind.into();
+    m.message_type = kind.as_str().into();
     m.media_mimetype = mimetype.clone();
     m.caption = caption.clone().filter(|c| !c.is_empty());
-    m.media = Some(obj);
-}
-
-/// The media object, in the sim's field names (`url`, `file_length`,
-/// `filename`, `ptt`, `view_once`); the URL is the encrypted CDN blob.
-fn media_object(
-    url: &Option<String>,
-    len: Option<u64>,
-    filename: Option<&str>,
-    ptt: Option<bool>,
-    view_once: bool,
-) -> Value {
-    let mut o = Map::new();
-    if let Some(u) = url {
-        o.insert("url".into(), json!(u));
-    }
-    if let Some(n) = len {
-        o.insert("file_length".into(), json!(n));
-    }
-    if let Some(f) = filename {
-        o.insert("filename".into(), json!(f));
-    }
-    if let Some(p) = ptt {
-        o.insert("ptt".into(), json!(p));
-    }
-    if view_once {
-        o.insert("view_once".into(), json!(true));
-    }
-    Value::Object(o)
+    m.media = Some(network_media(kind, fields));
 }
 
 fn location(x: &wa::message::LocationMessage) -> Value {

@@ -3,7 +3,9 @@
 //! event values (no network). [`map_event`] is the one entry point; an event
 //! it gives nothing for is counted by [`unmapped_kind`] (the pump bumps
 //! `switchboard_whatsapp_events_unmapped_total{kind}`), never dropped
-//! without a trace.
+//! without a trace. `media` is the exception that is not an event family:
+//! the inbound media fields and download handle a message's mapping uses,
+//! and the way back from a stored handle to the crate's download request.
 
 pub mod account_ops;
 pub mod app_state;
@@ -21,6 +23,7 @@ pub mod history;
 pub mod iq_errors;
 pub mod kinds;
 pub mod labels;
+pub mod media;
 pub mod message;
 pub mod message_content;
 pub mod newsletters;
@@ -32,6 +35,8 @@ mod tests_connection;
 mod tests_events;
 #[cfg(test)]
 mod tests_events_sync;
+#[cfg(test)]
+mod tests_media;
 #[cfg(test)]
 mod tests_message;
 #[cfg(test)]

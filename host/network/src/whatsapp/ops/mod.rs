@@ -1,12 +1,17 @@
-//! Group, contact and account operations of a whatsapp session, one file
-//! per family: `groups` (the crate's `groups()` feature), `contacts`
+//! Group, contact, account and media operations of a whatsapp session, one
+//! file per family: `groups` (the crate's `groups()` feature), `contacts`
 //! (`contacts()` and usync), `account` (trust tokens, spam reports,
-//! app-state resync). What is not mapped to the crate yet answers
-//! `NotSupported` with a message that says so (listed in docs/whatsapp.md).
+//! app-state resync), `media` (downloads from the CDN). What is not
+//! mapped to the crate yet answers `NotSupported` with a message that says
+//! so (listed in docs/whatsapp.md).
 
 mod account;
 mod contacts;
 mod groups;
+mod media;
+
+#[cfg(test)]
+pub(crate) use media::download_error;
 
 use crate::NetworkError;
 
@@ -25,7 +30,9 @@ mod tests {
     use crate::contacts::ContactOps;
     use crate::domain::group::SettingsUpdate;
     use crate::domain::jid::Jid;
+    use crate::domain::media::MediaKind;
     use crate::groups::{GroupError, GroupOps, NewGroup};
+    use crate::media::MediaOps;
     use crate::store::Store;
     use crate::whatsapp::WhatsAppConfig;
     use crate::whatsapp::session::WaSession;
@@ -58,6 +65,7 @@ mod tests {
         let s = Arc::new(WaSession::new(
             "wa".into(),
             store,
+            crate::whatsapp::test_media_store(dir.path()),
             WhatsAppConfig::default(),
             Default::default(),
             sink,
@@ -141,11 +149,24 @@ mod tests {
                 s.resync_app_state(&[Collection::Regular], ResyncMode::Incremental)
                     .await,
             ),
+            verdict(
+                "download_media",
+                s.download_media(
+                    MediaKind::Image,
+                    &serde_json::json!({
+                        "direct_path": "/v/t62/x",
+                        "media_key": "AQ==",
+                        "file_sha256": "Ag==",
+                        "file_enc_sha256": "Aw==",
+                    }),
+                )
+                .await,
+            ),
         ];
         assert_eq!(
             answers.len(),
-            22,
-            "every operation of the three traits is asked"
+            23,
+            "every operation of the four traits is asked"
         );
         for (name, answer) in &answers {
             let expected_missing = NOT_IN_THE_CRATE.contains(name);

@@ -1,0 +1,79 @@
+//! The media knobs: when inbound media is downloaded, how long and how
+//! large a download may be, the upload limit, retention, and the public
+//! URL media routes are written under.
+
+use std::time::Duration;
+
+/// When inbound media is downloaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DownloadMode {
+    /// Before the message's event is published, so a webhook can fetch it
+    /// at once.
+    #[default]
+    Eager,
+    /// On the first read of its media route.
+    Lazy,
+}
+
+impl std::str::FromStr for DownloadMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "eager" => Ok(Self::Eager),
+            "lazy" => Ok(Self::Lazy),
+            other => Err(format!(
+                "`{other}` is not a download mode; use eager or lazy"
+            )),
+        }
+    }
+}
+
+/// Default longest download of one inbound media.
+pub const DEFAULT_DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(120);
+/// Default largest inbound media downloaded: 512 MiB.
+pub const DEFAULT_MAX_DOWNLOAD_BYTES: u64 = 512 * 1024 * 1024;
+/// Default largest upload: 100 MiB (the largest document a send takes).
+pub const DEFAULT_MAX_UPLOAD_BYTES: u64 = 100 * 1024 * 1024;
+/// Default age after which media is removed: 30 days.
+pub const DEFAULT_RETENTION_AGE: Duration = Duration::from_secs(30 * 24 * 3600);
+/// Default pause between retention sweeps.
+pub const DEFAULT_SWEEP_INTERVAL: Duration = Duration::from_secs(600);
+
+/// Everything the media service is configured with.
+#[derive(Debug, Clone)]
+pub struct MediaConfig {
+    /// When inbound media is downloaded.
+    pub mode: DownloadMode,
+    /// Longest one download may take, start to end.
+    pub download_timeout: Duration,
+    /// Largest inbound media downloaded; a larger one fails, saying so.
+    pub max_download_bytes: u64,
+    /// Largest upload.
+    pub max_upload_bytes: u64,
+    /// Media older than this is removed; `None` keeps it by age.
+    pub retention_age: Option<Duration>,
+    /// The oldest media is removed while the store holds more than this
+    /// many bytes; `None` sets no bound.
+    pub retention_bytes: Option<u64>,
+    /// Pause between retention sweeps.
+    pub sweep_interval: Duration,
+    /// Written before media routes in media objects (the gateway's public
+    /// URL, no trailing slash); empty gives paths.
+    pub public_url: String,
+}
+
+impl Default for MediaConfig {
+    fn default() -> Self {
+        Self {
+            mode: DownloadMode::Eager,
+            download_timeout: DEFAULT_DOWNLOAD_TIMEOUT,
+            max_download_bytes: DEFAULT_MAX_DOWNLOAD_BYTES,
+            max_upload_bytes: DEFAULT_MAX_UPLOAD_BYTES,
+            retention_age: Some(DEFAULT_RETENTION_AGE),
+            retention_bytes: None,
+            sweep_interval: DEFAULT_SWEEP_INTERVAL,
+            public_url: String::new(),
+        }
+    }
+}

@@ -1,0 +1,47 @@
+//! What a media operation can fail with, in terms the API maps to answers.
+
+use crate::domain::media::MediaState;
+use crate::media_store::{MediaStoreError, PutError};
+
+/// A media operation that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum MediaError {
+    /// No such media in the session.
+    #[error("session `{session_id}` has no media `{media_id}`")]
+    NotFound {
+        /// The session.
+        session_id: String,
+        /// The media id asked for.
+        media_id: String,
+    },
+    /// The media's bytes are not stored (pending or failed).
+    #[error("media `{media_id}` is {}{}", state_name(*.state), .reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default())]
+    NotStored {
+        /// The media id.
+        media_id: String,
+        /// Its state.
+        state: MediaState,
+        /// Why its download failed.
+        reason: Option<String>,
+    },
+    /// An upload has nothing to download again.
+    #[error("media `{0}` is an upload; there is nothing to download again")]
+    NotDownloadable(String),
+    /// The media store failed or refused a read.
+    #[error(transparent)]
+    Store(#[from] MediaStoreError),
+    /// An upload could not be stored.
+    #[error(transparent)]
+    Upload(#[from] PutError),
+    /// The gateway failed.
+    #[error("{0}")]
+    Internal(String),
+}
+
+fn state_name(state: MediaState) -> &'static str {
+    match state {
+        MediaState::Stored => "stored",
+        MediaState::Pending => "not downloaded yet",
+        MediaState::Failed => "not available: its download failed",
+    }
+}
