@@ -198,6 +198,12 @@ fn rows() -> Vec<Row> {
         row("media-sweep-interval-ms", "250", |c| {
             c.media.sweep_interval = ms(250);
         }),
+        row("media-download-concurrency", "2", |c| {
+            c.media.download_concurrency = 2;
+        }),
+        row("media-orphan-grace-secs", "60", |c| {
+            c.media.orphan_grace = secs(60);
+        }),
         row("public-url", "https://gw.example.com/", |c| {
             c.media.public_url = "https://gw.example.com".into();
         }),
@@ -381,6 +387,7 @@ const REFUSED: &[(&str, &str)] = &[
     ("media-download", "sometimes"),
     ("media-download-timeout-secs", "0"),
     ("media-sweep-interval-ms", "0"),
+    ("media-download-concurrency", "0"),
     ("media-max-upload-bytes", "-5"),
     ("nats-prefix", "a.b"),
     ("nats-events-stream", "has space"),

@@ -9,7 +9,8 @@ use clap::{Args, ValueEnum};
 
 use crate::media_store::{MediaStoreConfig, S3Config};
 use crate::runtime::media::{
-    DEFAULT_MAX_DOWNLOAD_BYTES, DEFAULT_MAX_UPLOAD_BYTES, DownloadMode, MediaConfig,
+    DEFAULT_DOWNLOAD_CONCURRENCY, DEFAULT_MAX_DOWNLOAD_BYTES, DEFAULT_MAX_UPLOAD_BYTES,
+    DEFAULT_ORPHAN_GRACE, DownloadMode, MediaConfig,
 };
 
 /// Where media bytes are kept.
@@ -110,6 +111,13 @@ pub struct MediaArgs {
     /// Pause between media retention sweeps, in milliseconds.
     #[arg(long, env = "SWITCHBOARD_MEDIA_SWEEP_INTERVAL_MS", default_value_t = 600_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub media_sweep_interval_ms: u64,
+    /// Inbound media downloads in flight at once, gateway-wide.
+    #[arg(long, env = "SWITCHBOARD_MEDIA_DOWNLOAD_CONCURRENCY", default_value_t = DEFAULT_DOWNLOAD_CONCURRENCY, value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub media_download_concurrency: u64,
+    /// Media bytes that no record names (left by a crash) are removed by the
+    /// sweep once they are this many seconds old.
+    #[arg(long, env = "SWITCHBOARD_MEDIA_ORPHAN_GRACE_SECS", default_value_t = DEFAULT_ORPHAN_GRACE.as_secs())]
+    pub media_orphan_grace_secs: u64,
     /// The gateway's public base URL (`https://gw.example.com`): media URLs
     /// in events and answers are written under it (unset: paths).
     #[arg(long, env = "SWITCHBOARD_PUBLIC_URL")]
@@ -131,6 +139,8 @@ impl MediaArgs {
             retention_age: nonzero(self.media_retention_secs).map(Duration::from_secs),
             retention_bytes: nonzero(self.media_retention_bytes),
             sweep_interval: Duration::from_millis(self.media_sweep_interval_ms),
+            download_concurrency: usize::try_from(self.media_download_concurrency).unwrap_or(1),
+            orphan_grace: Duration::from_secs(self.media_orphan_grace_secs),
             public_url: self
                 .public_url
                 .as_deref()

@@ -121,3 +121,28 @@ export async function tailChapter({ page, simPage, base, token, id, shots, webho
   await until('the webhook to show an empty backlog', async () => (await backlog.innerText()) === '0 pending');
   await webhookShot(page);
 }
+
+/** A one-pixel PNG, as a customer's photo. */
+const PHOTO = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
+
+/**
+ * A customer sends a photo (injected through the sim's API); the message
+ * history shows it with a button that opens the bytes the gateway stored,
+ * fetched with the token (a plain link could not carry it).
+ */
+export async function mediaChapter({ page, base, token, id, shots }) {
+  const resp = await fetch(`${base}/api/v1/sim/sessions/${id}/inbound`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ from: '4915112345678', push_name: 'Greta', message_type: 'image', caption: 'The parcel', media: { data: PHOTO, mimetype: 'image/png' } }),
+  });
+  if (!resp.ok) throw new Error(`injecting a photo answered ${resp.status}: ${await resp.text()}`);
+  await page.goto(`${base}/console/#/sessions/${id}/messages`);
+  const open = page.getByRole('button', { name: 'Open media image/png' }).first();
+  await open.waitFor();
+  await shots.take(page, 'messages-media');
+  const [tab] = await Promise.all([page.context().waitForEvent('page'), open.click()]);
+  await tab.waitForLoadState();
+  if (!tab.url().startsWith('blob:')) throw new Error(`the photo opened at ${tab.url()}, not from the fetched bytes`);
+  await tab.close();
+}

@@ -2,7 +2,8 @@
 // gateway (sim network), a real webhook receiver and a real plugin:
 //
 //   sign in → create a sim session → pair it by QR → register a webhook →
-//   inject inbound messages and see them in the live tail → run a blast and
+//   inject inbound messages and see them in the live tail → open a photo a
+//   customer sent from the message history → run a blast and
 //   watch it complete → upload a plugin and see its counters move
 //
 // Environment: CONSOLE_BASE (http://127.0.0.1:port), CONSOLE_TOKEN,
@@ -11,7 +12,7 @@
 // Exits 0 when every step passed; prints the screenshots it saved.
 
 import { Shots, env, launch } from './browser.mjs';
-import { createSessionChapter, pairChapter, signInChapter, tailChapter, webhookChapter } from './chapters-sessions.mjs';
+import { createSessionChapter, mediaChapter, pairChapter, signInChapter, tailChapter, webhookChapter } from './chapters-sessions.mjs';
 import { blastChapter, phoneChapter, pluginChapter } from './chapters-ops.mjs';
 
 const base = env('CONSOLE_BASE');
@@ -54,6 +55,7 @@ try {
     ...ctx,
     webhookShot: (p) => shots.both(p, 'webhooks'),
   }));
+  await step('open a photo a customer sent', () => mediaChapter(ctx));
   const recipients = ['+49 151 0000 0001', '+49 151 0000 0002', '+49 151 0000 0003', '+49 151 0000 0004',
     '+49 151 0000 0005', '+49 151 0000 0006', '+49 151 0000 0007', '+49 151 0000 0008'];
   await step('run a blast and watch it complete', () => blastChapter({ ...ctx, recipients }));

@@ -172,6 +172,10 @@ async fn an_operator_runs_the_whole_story_in_the_console_in_a_real_browser() {
             ],
         ),
         ("contacts-390", vec!["1 contact", "+4915112345678", "Greta"]),
+        (
+            "messages-media-1280",
+            vec!["Greta: The parcel", "Open image/png"],
+        ),
     ];
     for (page, shows) in &screens {
         let text = assert_screenshot(&artifacts, page);

@@ -406,3 +406,139 @@ async fn injected_media_that_makes_no_sense_is_refused_naming_the_field() {
         assert!(m.contains(field), "{body} → {m}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_delivered_twice_in_one_batch_is_downloaded_once() {
+    let server = TestServer::start().await;
+    server.paired_session("s").await;
+    let rx = message_hook(&server, "s").await;
+    let bytes = sample_bytes(3_000, 6);
+    let body = json!({
+        "from": "15550001111",
+        "message_type": "image",
+        "message_id": "TWICE1",
+        "duplicate": true,
+        "media": { "data": base64_of(&bytes) },
+    });
+    server
+        .post("/api/v1/sim/sessions/s/inbound", body)
+        .await
+        .expect(200);
+    let media = event_data(&rx, "TWICE1").await["media"].clone();
+    assert_eq!(
+        media_bytes(&server, media["url"].as_str().unwrap()).await,
+        bytes
+    );
+    let metrics = server.get_text("/metrics").await;
+    assert!(
+        metrics.contains("switchboard_media_downloads_total{outcome=\"stored\"} 1\n"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("switchboard_media_stored_bytes 3000\n"),
+        "{metrics}"
+    );
+}
+
+fn base64_of(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lazy_read_while_the_session_is_disconnected_is_409_and_the_media_stays_pending() {
+    let server = TestServer::start_with(|c| {
+        c.media.mode = switchboard::runtime::media::DownloadMode::Lazy;
+    })
+    .await;
+    server.paired_session("s").await;
+    let rx = message_hook(&server, "s").await;
+    let bytes = sample_bytes(1_000, 8);
+    let id = inject_media(&server, "s", "image", &bytes, json!({})).await;
+    let media = event_data(&rx, &id).await["media"].clone();
+    server
+        .post_empty("/api/v1/sessions/s/disconnect")
+        .await
+        .expect(200);
+    server.wait_for_status("s", "disconnected").await;
+    let url = media["url"].as_str().unwrap();
+    let resp = get_media(&server, url, &[]).await;
+    assert_eq!(resp.status().as_u16(), 409);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "session_not_connected", "{body}");
+    let info = format!("{url}/info");
+    assert_eq!(server.get(&info).await.expect(200)["state"], "pending");
+
+    server
+        .post_empty("/api/v1/sessions/s/connect")
+        .await
+        .expect(200);
+    server.wait_for_status("s", "logged_in").await;
+    assert_eq!(media_bytes(&server, url).await, bytes);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn media_declared_larger_than_the_download_limit_fails_without_being_fetched() {
+    let server = TestServer::start_with(|c| c.media.max_download_bytes = 1_000).await;
+    server.paired_session("s").await;
+    let rx = message_hook(&server, "s").await;
+    let id = inject_media(&server, "s", "video", &sample_bytes(2_000, 1), json!({})).await;
+    let media = event_data(&rx, &id).await["media"].clone();
+    assert_eq!(media["state"], "failed", "{media}");
+    assert!(
+        media["error"]
+            .as_str()
+            .unwrap()
+            .contains("--media-max-download-bytes"),
+        "{media}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_media_removes_its_bytes_and_its_record() {
+    let server = TestServer::start().await;
+    server.paired_session("s").await;
+    let rx = message_hook(&server, "s").await;
+    let id = inject_media(&server, "s", "image", &sample_bytes(500, 2), json!({})).await;
+    let media = event_data(&rx, &id).await["media"].clone();
+    let url = media["url"].as_str().unwrap();
+    server.delete(url).await.expect(200);
+    assert_eq!(get_media(&server, url, &[]).await.status().as_u16(), 404);
+    server
+        .delete(url)
+        .await
+        .expect_error(404, "media_not_found");
+    let metrics = server.get_text("/metrics").await;
+    assert!(
+        metrics.contains("switchboard_media_stored_bytes 0\n"),
+        "{metrics}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bytes_no_record_names_are_swept_once_past_the_orphan_grace() {
+    let server = TestServer::start_with(|c| {
+        c.media.orphan_grace = Duration::ZERO;
+        c.media.sweep_interval = Duration::from_millis(50);
+    })
+    .await;
+    server.paired_session("s").await;
+    let rx = message_hook(&server, "s").await;
+    let id = inject_media(&server, "s", "image", &sample_bytes(500, 3), json!({})).await;
+    let url = event_data(&rx, &id).await["media"]["url"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // What a crash between writing an upload and recording it leaves.
+    let dir = server.data_dir().join("media").join("media").join("s");
+    std::fs::write(dir.join("up-orphan"), b"left behind").unwrap();
+    eventually("the orphan to be swept", || async {
+        (!dir.join("up-orphan").exists()).then_some(())
+    })
+    .await;
+    assert_eq!(
+        media_bytes(&server, &url).await,
+        sample_bytes(500, 3),
+        "recorded media stays"
+    );
+}

@@ -153,7 +153,14 @@ async fn a_presigning_store_answers_reads_with_a_redirect_to_a_url_that_serves_t
     server.paired_session("s").await;
     let rx = message_hook(&server, "s").await;
     let bytes = sample_bytes(4_000, 8);
-    let id = inject_media(&server, "s", "image", &bytes, json!({})).await;
+    let id = inject_media(
+        &server,
+        "s",
+        "image",
+        &bytes,
+        json!({ "mimetype": "image/png" }),
+    )
+    .await;
     let media = media_of(&rx, &id).await;
     // Not followed here, to see the redirect itself.
     let no_redirects = reqwest::Client::builder()
@@ -178,6 +185,11 @@ async fn a_presigning_store_answers_reads_with_a_redirect_to_a_url_that_serves_t
     );
     let fetched = reqwest::get(&location).await.unwrap();
     assert_eq!(fetched.status().as_u16(), 200);
+    assert_eq!(
+        fetched.headers()["content-type"],
+        "image/png",
+        "kept with the object"
+    );
     assert_eq!(fetched.bytes().await.unwrap().as_ref(), bytes.as_slice());
 }
 

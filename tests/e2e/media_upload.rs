@@ -263,6 +263,12 @@ async fn an_upload_to_a_missing_session_or_with_a_bad_name_is_refused() {
         (400, Some("invalid_field")),
         "{body}"
     );
+    let (status, body) = upload_raw(&server, "s", "", "image/png", Vec::new()).await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (400, Some("empty_upload")),
+        "{body}"
+    );
     let (status, body) = upload_raw(&server, "s", "", "not a type", vec![1]).await;
     assert_eq!(
         (status, body["error"]["code"].as_str()),

@@ -75,6 +75,8 @@ impl From<MediaError> for ApiError {
             MediaError::NotFound { .. } => ApiError::not_found("media_not_found", msg),
             MediaError::NotStored { .. } => ApiError::conflict("media_not_stored", msg),
             MediaError::NotDownloadable(_) => ApiError::conflict("media_not_downloadable", msg),
+            MediaError::NotConnected => ApiError::conflict("session_not_connected", msg),
+            MediaError::EmptyUpload => ApiError::bad_request("empty_upload", msg),
             MediaError::Store(MediaStoreError::NotFound(_)) => ApiError::not_found(
                 "media_not_found",
                 "the media's bytes are no longer in the media store",
@@ -142,9 +144,6 @@ async fn upload(
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limit) {
-        return Err(MediaError::Upload(PutError::TooLarge { limit }).into());
-    }
     let content_type = request
         .headers()
         .get(header::CONTENT_TYPE)
@@ -155,6 +154,12 @@ async fn upload(
             .to_ascii_lowercase()
             .starts_with("multipart/form-data")
     });
+    // A raw body's length is the file's: one that says it is too large is
+    // refused unread. A form's includes its framing, so there the limit
+    // applies to the file part as it streams.
+    if !is_multipart && declared.is_some_and(|n| n > limit) {
+        return Err(MediaError::Upload(PutError::TooLarge { limit }).into());
+    }
     let record = if is_multipart {
         let mut form = Multipart::from_request(request, &state)
             .await
@@ -256,7 +261,10 @@ pub struct UploadForm {
     description = "Streams the bytes with `Content-Type`, `Content-Length`, `ETag` (the SHA-256) \
         and `Accept-Ranges`; a single `Range` (`bytes=a-b`, `bytes=a-`, `bytes=-n`) answers \
         `206` with `Content-Range`, one outside the media `416`; `If-None-Match` with the \
-        `ETag` answers `304`. A media still `pending` (lazy mode) is downloaded first; a \
+        `ETag` answers `304`. Pictures, sound and video are `inline`, anything else an \
+        `attachment`; `X-Content-Type-Options: nosniff` and `Content-Security-Policy: sandbox` \
+        always. A media still `pending` (lazy mode) is downloaded first (`409 \
+        session_not_connected` when the session cannot, the media staying `pending`); a \
         `failed` one answers `409 media_not_stored` with the reason (retry with `POST …/retry`). \
         With a presigning S3 store (`--media-s3-presign-secs`) the answer is `302` to a \
         presigned URL.",
@@ -322,9 +330,24 @@ async fn bytes(
     if let Some(etag) = etag {
         h.insert(header::ETAG, header_value(&etag, "\"\""));
     }
+    let mime = record.mimetype.to_ascii_lowercase();
+    let playable = ["image/", "audio/", "video/"]
+        .iter()
+        .any(|p| mime.starts_with(p))
+        && !mime.starts_with("image/svg");
     h.insert(
         header::CONTENT_DISPOSITION,
-        disposition(record.filename.as_deref()),
+        disposition(record.filename.as_deref(), playable),
+    );
+    // The type is the sender's word: never sniffed into something else, and
+    // a document (HTML, SVG, …) opened from the gateway's origin runs no script.
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("sandbox"),
     );
     if range.is_some() {
         *response.status_mut() = StatusCode::PARTIAL_CONTENT;
@@ -372,17 +395,20 @@ fn header_value(value: &str, fallback: &'static str) -> HeaderValue {
     HeaderValue::from_str(value).unwrap_or_else(|_| HeaderValue::from_static(fallback))
 }
 
-/// `inline`, with the file name when there is one (RFC 6266; a name that
-/// is not plain ASCII goes percent-encoded in `filename*`).
-fn disposition(filename: Option<&str>) -> HeaderValue {
+/// `inline` for pictures, sound and video, `attachment` for anything else
+/// (a document is saved, not rendered), with the file name when there is
+/// one (RFC 6266; a name that is not plain ASCII goes percent-encoded in
+/// `filename*`).
+fn disposition(filename: Option<&str>, inline: bool) -> HeaderValue {
+    let how = if inline { "inline" } else { "attachment" };
     let Some(name) = filename else {
-        return HeaderValue::from_static("inline");
+        return HeaderValue::from_static(if inline { "inline" } else { "attachment" });
     };
     let plain = name
         .chars()
         .all(|c| c.is_ascii_graphic() && c != '"' && c != '\\' || c == ' ');
     let value = if plain {
-        format!("inline; filename=\"{name}\"")
+        format!("{how}; filename=\"{name}\"")
     } else {
         let encoded: String = name
             .bytes()
@@ -394,9 +420,9 @@ fn disposition(filename: Option<&str>) -> HeaderValue {
                 }
             })
             .collect();
-        format!("inline; filename*=UTF-8''{encoded}")
+        format!("{how}; filename*=UTF-8''{encoded}")
     };
-    header_value(&value, "inline")
+    header_value(&value, how)
 }
 
 /// What a `Range` header asks for.
@@ -488,7 +514,8 @@ async fn info(
     summary = "Download a failed media again",
     description = "Downloads the media again through its session (which must be connected) and \
         answers its object: `stored`, or `502 media_download_failed` with the reason. A stored \
-        media is answered as it is; an upload has nothing to download (`409`).",
+        media is answered as it is; an upload has nothing to download (`409`); a session that \
+        is not connected is `409 session_not_connected` and the media keeps its state.",
     params(MediaPath),
     responses(
         (status = 200, body = MediaObject),
@@ -578,11 +605,15 @@ mod tests {
 
     #[test]
     fn a_file_name_outside_plain_ascii_is_percent_encoded() {
-        assert_eq!(disposition(Some("a b.pdf")), "inline; filename=\"a b.pdf\"");
         assert_eq!(
-            disposition(Some("bericht-ä.pdf")),
-            "inline; filename*=UTF-8''bericht-%C3%A4.pdf"
+            disposition(Some("a b.jpg"), true),
+            "inline; filename=\"a b.jpg\""
         );
-        assert_eq!(disposition(None), "inline");
+        assert_eq!(
+            disposition(Some("bericht-ä.pdf"), false),
+            "attachment; filename*=UTF-8''bericht-%C3%A4.pdf"
+        );
+        assert_eq!(disposition(None, true), "inline");
+        assert_eq!(disposition(None, false), "attachment");
     }
 }

@@ -13,7 +13,9 @@ use object_store::aws::AmazonS3Builder;
 use object_store::local::LocalFileSystem;
 use object_store::path::Path;
 use object_store::signer::Signer;
-use object_store::{GetOptions, GetRange, ObjectStore, WriteMultipart};
+use object_store::{
+    Attribute, GetOptions, GetRange, ObjectStore, PutMultipartOptions, WriteMultipart,
+};
 use sha2::{Digest, Sha256};
 
 use crate::config::{MediaStoreConfig, S3Config};
@@ -71,6 +73,48 @@ pub struct StoredObject {
     pub key: Path,
     /// Its size in bytes.
     pub size: u64,
+    /// Unix seconds it was last written.
+    pub modified: i64,
+}
+
+/// A multipart write that is aborted when it is dropped unfinished: a
+/// caller that stops waiting (a timeout, a client gone mid-upload) must
+/// not leave an incomplete upload in the bucket or a staging file behind.
+struct Pending(Option<WriteMultipart>);
+
+impl Pending {
+    fn writer(&mut self) -> &mut WriteMultipart {
+        self.0.as_mut().expect("the write is still pending")
+    }
+
+    async fn abort(mut self, key: &Path) {
+        if let Some(writer) = self.0.take()
+            && let Err(e) = writer.abort().await
+        {
+            tracing::warn!(key = %key, error = %e, "could not abort a failed media write");
+        }
+    }
+
+    async fn finish(mut self) -> object_store::Result<()> {
+        match self.0.take() {
+            Some(writer) => writer.finish().await.map(|_| ()),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if let Some(writer) = self.0.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(async move {
+                if let Err(e) = writer.abort().await {
+                    tracing::warn!(error = %e, "could not abort an abandoned media write");
+                }
+            });
+        }
+    }
 }
 
 impl MediaStore {
@@ -130,20 +174,31 @@ impl MediaStore {
     }
 
     /// Writes `body` under `key` as it arrives, hashing it on the way, and
-    /// stops at the first byte past `limit`. On any failure the partial
-    /// upload is aborted, so nothing is left under the key.
+    /// stops at the first byte past `limit`. On any failure, and when the
+    /// caller stops waiting, the partial upload is aborted, so nothing is
+    /// left under the key. `content_type` is kept with the object where the
+    /// backend keeps it (S3: what a presigned read answers with).
     pub async fn put_stream<S, E>(
         &self,
         key: &Path,
         body: S,
         limit: u64,
+        content_type: Option<&str>,
     ) -> Result<Written, PutError>
     where
         S: Stream<Item = Result<Bytes, E>> + Send,
         E: std::fmt::Display,
     {
-        let upload = self.inner.objects.put_multipart(key).await?;
-        let mut writer = WriteMultipart::new_with_chunk_size(upload, PART_BYTES);
+        let mut options = PutMultipartOptions::default();
+        if let (Some(t), true) = (content_type, self.inner.kind == "s3") {
+            options
+                .attributes
+                .insert(Attribute::ContentType, t.to_owned().into());
+        }
+        let upload = self.inner.objects.put_multipart_opts(key, options).await?;
+        let mut pending = Pending(Some(WriteMultipart::new_with_chunk_size(
+            upload, PART_BYTES,
+        )));
         let mut hasher = Sha256::new();
         let mut len = 0u64;
         let mut body = std::pin::pin!(body);
@@ -158,18 +213,16 @@ impl MediaStore {
                 break Some(PutError::TooLarge { limit });
             }
             hasher.update(&chunk);
-            if let Err(e) = writer.wait_for_capacity(PUT_CONCURRENCY).await {
+            if let Err(e) = pending.writer().wait_for_capacity(PUT_CONCURRENCY).await {
                 break Some(e.into());
             }
-            writer.put(chunk);
+            pending.writer().put(chunk);
         };
         if let Some(failure) = failure {
-            if let Err(e) = writer.abort().await {
-                tracing::warn!(key = %key, error = %e, "could not abort a failed media write");
-            }
+            pending.abort(key).await;
             return Err(failure);
         }
-        writer.finish().await?;
+        pending.finish().await?;
         Ok(Written {
             len,
             sha256: hex::encode(hasher.finalize()),
@@ -281,6 +334,7 @@ impl MediaStore {
             .map_ok(|meta| StoredObject {
                 key: meta.location,
                 size: meta.size,
+                modified: meta.last_modified.timestamp(),
             })
             .map_err(MediaStoreError::from)
             .try_collect()
@@ -364,7 +418,7 @@ mod tests {
         let (_dir, store) = local();
         let key = media_key("s", "m1");
         let written = store
-            .put_stream(&key, chunks(&[b"hello ", b"world"]), 100)
+            .put_stream(&key, chunks(&[b"hello ", b"world"]), 100, None)
             .await
             .unwrap();
         assert_eq!(written.len, 11);
@@ -386,7 +440,7 @@ mod tests {
         let (_dir, store) = local();
         let key = media_key("s", "big");
         let err = store
-            .put_stream(&key, chunks(&[b"12345", b"67890"]), 7)
+            .put_stream(&key, chunks(&[b"12345", b"67890"]), 7, None)
             .await
             .unwrap_err();
         assert!(matches!(err, PutError::TooLarge { limit: 7 }), "{err}");
@@ -395,7 +449,7 @@ mod tests {
             Ok(Bytes::from_static(b"abc")),
             Err(std::io::Error::other("the client went away")),
         ]);
-        let err = store.put_stream(&key, broken, 100).await.unwrap_err();
+        let err = store.put_stream(&key, broken, 100, None).await.unwrap_err();
         assert!(matches!(err, PutError::Body(_)), "{err}");
         assert!(!store.exists(&key).await.unwrap());
     }

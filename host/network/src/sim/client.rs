@@ -63,6 +63,7 @@ impl MediaOps for SimClient {
         _kind: MediaKind,
         handle: &serde_json::Value,
     ) -> Result<MediaBytes, NetworkError> {
+        self.world.require_online(&self.id)?;
         self.world.media.download(handle).await
     }
 }

@@ -37,6 +37,11 @@ pub const DEFAULT_MAX_DOWNLOAD_BYTES: u64 = 512 * 1024 * 1024;
 pub const DEFAULT_MAX_UPLOAD_BYTES: u64 = 100 * 1024 * 1024;
 /// Default age after which media is removed: 30 days.
 pub const DEFAULT_RETENTION_AGE: Duration = Duration::from_secs(30 * 24 * 3600);
+/// Default downloads in flight at once, gateway-wide.
+pub const DEFAULT_DOWNLOAD_CONCURRENCY: u64 = 4;
+/// Default age after which bytes without a record (left by a crash between
+/// writing an upload and recording it) are removed by the sweep.
+pub const DEFAULT_ORPHAN_GRACE: Duration = Duration::from_secs(3600);
 /// Default pause between retention sweeps.
 pub const DEFAULT_SWEEP_INTERVAL: Duration = Duration::from_secs(600);
 
@@ -58,6 +63,12 @@ pub struct MediaConfig {
     pub retention_bytes: Option<u64>,
     /// Pause between retention sweeps.
     pub sweep_interval: Duration,
+    /// Downloads in flight at once, gateway-wide.
+    pub download_concurrency: usize,
+    /// Bytes in the store that no record names (a crash between writing
+    /// and recording them, a session deleted mid-download) are removed by
+    /// the sweep once they are this old.
+    pub orphan_grace: Duration,
     /// Written before media routes in media objects (the gateway's public
     /// URL, no trailing slash); empty gives paths.
     pub public_url: String,
@@ -73,6 +84,8 @@ impl Default for MediaConfig {
             retention_age: Some(DEFAULT_RETENTION_AGE),
             retention_bytes: None,
             sweep_interval: DEFAULT_SWEEP_INTERVAL,
+            download_concurrency: DEFAULT_DOWNLOAD_CONCURRENCY as usize,
+            orphan_grace: DEFAULT_ORPHAN_GRACE,
             public_url: String::new(),
         }
     }

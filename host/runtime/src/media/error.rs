@@ -24,6 +24,15 @@ pub enum MediaError {
         /// Why its download failed.
         reason: Option<String>,
     },
+    /// The session has no live connection, so its media cannot be
+    /// downloaded now (the media keeps its state).
+    #[error(
+        "the session is not connected, so the media cannot be downloaded now; connect it and try again"
+    )]
+    NotConnected,
+    /// An upload with no bytes.
+    #[error("the upload is empty; media needs at least one byte")]
+    EmptyUpload,
     /// An upload has nothing to download again.
     #[error("media `{0}` is an upload; there is nothing to download again")]
     NotDownloadable(String),

@@ -9,22 +9,22 @@ mod config;
 mod download;
 mod error;
 mod sweeper;
+mod upload;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use bytes::Bytes;
-use futures_util::Stream;
-
 pub use config::{
-    DEFAULT_DOWNLOAD_TIMEOUT, DEFAULT_MAX_DOWNLOAD_BYTES, DEFAULT_MAX_UPLOAD_BYTES,
-    DEFAULT_RETENTION_AGE, DEFAULT_SWEEP_INTERVAL, DownloadMode, MediaConfig,
+    DEFAULT_DOWNLOAD_CONCURRENCY, DEFAULT_DOWNLOAD_TIMEOUT, DEFAULT_MAX_DOWNLOAD_BYTES,
+    DEFAULT_MAX_UPLOAD_BYTES, DEFAULT_ORPHAN_GRACE, DEFAULT_RETENTION_AGE, DEFAULT_SWEEP_INTERVAL,
+    DownloadMode, MediaConfig,
 };
 pub use error::MediaError;
 pub use sweeper::SweepReport;
+pub use upload::UploadMeta;
 
 use crate::counters::MediaCounters;
-use crate::domain::media::{MediaKind, MediaObject, MediaOrigin, MediaRecord, MediaState};
+use crate::domain::media::{MediaKind, MediaObject, MediaRecord, MediaState};
 use crate::domain::time::unix_now;
 use crate::media_store::{Blob, MediaStore, media_key, session_prefix};
 use crate::network::{InboundMessage, NetworkSession};
@@ -44,19 +44,13 @@ struct Inner {
     /// One download of a media at a time: a second reader waits for the
     /// first download instead of starting its own.
     downloading: Mutex<HashMap<MediaKey, Arc<tokio::sync::Mutex<()>>>>,
+    /// Downloads in flight at once, gateway-wide: each holds a part buffer
+    /// of the media store, so a burst of media messages is bounded.
+    permits: tokio::sync::Semaphore,
 }
 
 /// A media by session and media id.
 type MediaKey = (String, String);
-
-/// What an upload declares about itself.
-#[derive(Debug, Clone, Default)]
-pub struct UploadMeta {
-    /// Its MIME type (`application/octet-stream` when not given).
-    pub mimetype: Option<String>,
-    /// Its file name.
-    pub filename: Option<String>,
-}
 
 impl Media {
     /// The service over `store` (records) and `blobs` (bytes). Reads the
@@ -77,9 +71,10 @@ impl Media {
             inner: Arc::new(Inner {
                 store,
                 blobs,
-                config,
+                permits: tokio::sync::Semaphore::new(config.download_concurrency.max(1)),
                 counters,
                 downloading: Mutex::default(),
+                config,
             }),
         }
     }
@@ -100,14 +95,17 @@ impl Media {
     }
 
     /// Handles the media of an inbound message before its event is built:
-    /// records it, and downloads it now in eager mode. `None` when the
-    /// message carries no media. A message the network delivers again finds
-    /// the record it had (the id is derived from the message).
+    /// records it, and downloads it now in eager mode (unless `defer`: the
+    /// gateway is stopping, and the media is left `pending` for the first
+    /// read). `None` when the message carries no media. A message the
+    /// network delivers again finds the record it had (the id is derived
+    /// from the message), and stored media is not downloaded twice.
     pub async fn ingest(
         &self,
         session_id: &str,
         message: &InboundMessage,
-        client: &dyn NetworkSession,
+        client: Arc<dyn NetworkSession>,
+        defer: bool,
     ) -> Option<MediaRecord> {
         let media = message.media.as_ref()?;
         let kind = MediaKind::of_message_type(&message.message_type)?;
@@ -123,13 +121,14 @@ impl Media {
         if let Some(known) = known.filter(|r| r.state == MediaState::Stored) {
             return Some(known);
         }
-        match self.inner.config.mode {
-            DownloadMode::Eager => Some(self.download(fresh, Some(client)).await),
-            DownloadMode::Lazy => {
-                self.save(&fresh).await;
-                Some(fresh)
+        if self.inner.config.mode == DownloadMode::Eager && !defer {
+            // Not connected after all: left for the first read.
+            if let Ok(record) = self.download_once(fresh.clone(), Some(client)).await {
+                return Some(record);
             }
         }
+        self.save(&fresh).await;
+        Some(fresh)
     }
 
     /// A media record, downloading it first when it is still pending (lazy
@@ -144,7 +143,7 @@ impl Media {
         let record = self.existing(session_id, media_id).await?;
         match record.state {
             MediaState::Stored | MediaState::Failed => Ok(record),
-            MediaState::Pending => Ok(self.download_once(record, client).await),
+            MediaState::Pending => self.download_once(record, client).await,
         }
     }
 
@@ -192,7 +191,7 @@ impl Media {
         if record.handle.is_none() {
             return Err(MediaError::NotDownloadable(media_id.to_owned()));
         }
-        Ok(self.download_once(record, client).await)
+        self.download_once(record, client).await
     }
 
     /// Reads a stored media's bytes, or the part `range` names.
@@ -209,66 +208,6 @@ impl Media {
     pub async fn presigned(&self, record: &MediaRecord) -> Result<Option<url::Url>, MediaError> {
         let key = media_key(&record.session_id, &record.id);
         Ok(self.inner.blobs.presigned_get(&key).await?)
-    }
-
-    /// Stores an upload as it arrives (never whole in memory), bounded by
-    /// the upload limit; the record of the stored media.
-    pub async fn upload<S, E>(
-        &self,
-        session_id: &str,
-        meta: UploadMeta,
-        body: S,
-    ) -> Result<MediaRecord, MediaError>
-    where
-        S: Stream<Item = Result<Bytes, E>> + Send,
-        E: std::fmt::Display,
-    {
-        let id = format!("up-{}", uuid::Uuid::new_v4().simple());
-        let key = media_key(session_id, &id);
-        let created_at = unix_now();
-        let written = self
-            .inner
-            .blobs
-            .put_stream(&key, body, self.inner.config.max_upload_bytes)
-            .await
-            .inspect_err(|_| {
-                self.inner.counters.uploads_failed.inc();
-            })?;
-        let record = MediaRecord {
-            id,
-            session_id: session_id.to_owned(),
-            origin: MediaOrigin::Upload,
-            kind: None,
-            mimetype: meta
-                .mimetype
-                .filter(|m| !m.trim().is_empty())
-                .unwrap_or_else(|| "application/octet-stream".to_owned()),
-            file_length: Some(written.len),
-            sha256: Some(written.sha256),
-            filename: meta.filename,
-            ptt: None,
-            width: None,
-            height: None,
-            seconds: None,
-            view_once: false,
-            state: MediaState::Stored,
-            error: None,
-            attempts: 0,
-            created_at,
-            stored_at: Some(unix_now()),
-            handle: None,
-        };
-        if !self.save(&record).await {
-            // The session went away while its upload was stored.
-            let _ = self.inner.blobs.delete(&key).await;
-            return Err(MediaError::NotFound {
-                session_id: session_id.to_owned(),
-                media_id: record.id,
-            });
-        }
-        self.inner.counters.uploads_stored.inc();
-        self.inner.counters.stored_bytes.inc_by(written.len as i64);
-        Ok(record)
     }
 
     /// A stored media a send names (`media_id`): it must exist in the
@@ -348,12 +287,13 @@ impl Media {
     }
 
     /// Downloads `record` unless another caller is already at it, in which
-    /// case this one waits and answers what that download gave.
+    /// case this one waits and answers what that download gave. At most
+    /// the configured number of downloads run at once, gateway-wide.
     async fn download_once(
         &self,
         record: MediaRecord,
         client: Option<Arc<dyn NetworkSession>>,
-    ) -> MediaRecord {
+    ) -> Result<MediaRecord, MediaError> {
         let key = (record.session_id.clone(), record.id.clone());
         let lock = self
             .inner
@@ -363,13 +303,17 @@ impl Media {
             .entry(key.clone())
             .or_default()
             .clone();
-        let guard = lock.lock().await;
-        // Someone may have finished it while this one waited.
-        let current = match self.record(&key.0, &key.1).await {
-            Ok(Some(r)) if r.state == MediaState::Stored => r,
-            _ => self.download(record, client.as_deref()).await,
+        let result = {
+            let _one = lock.lock().await;
+            // Someone may have finished it while this one waited.
+            match self.record(&key.0, &key.1).await {
+                Ok(Some(r)) if r.state == MediaState::Stored => Ok(r),
+                _ => {
+                    let _permit = self.inner.permits.acquire().await;
+                    self.download(record, client.as_deref()).await
+                }
+            }
         };
-        drop(guard);
         let mut map = self
             .inner
             .downloading
@@ -378,7 +322,7 @@ impl Media {
         if Arc::strong_count(&lock) <= 2 {
             map.remove(&key);
         }
-        current
+        result
     }
 }
 

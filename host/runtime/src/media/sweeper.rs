@@ -1,7 +1,11 @@
 //! Retention: a background sweep removes media older than the configured
 //! age, then the oldest while the store holds more than the configured
-//! total.
+//! total; and bytes no record names (a crash between writing an upload and
+//! recording it, a session deleted while its media was being written) once
+//! they are older than the orphan grace. Each sweep sets the stored-bytes
+//! gauge from the records again, so it cannot drift.
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -21,6 +25,8 @@ pub struct SweepReport {
     pub by_size: u64,
     /// Bytes removed.
     pub bytes: u64,
+    /// Objects removed that no record named.
+    pub orphans: u64,
 }
 
 impl Media {
@@ -73,6 +79,8 @@ impl Media {
             report.by_size += 1;
             report.bytes += self.remove(record).await;
         }
+        report.orphans = self.remove_orphans().await;
+        self.reset_gauge().await;
         self.inner.counters.sweeps.inc();
         self.inner
             .counters
@@ -96,6 +104,59 @@ impl Media {
         let freed = stored_bytes(std::slice::from_ref(record));
         self.inner.counters.stored_bytes.dec_by(freed as i64);
         freed
+    }
+}
+
+impl Media {
+    /// Removes session media objects that no record names and that are
+    /// older than the orphan grace (younger ones may be a write whose
+    /// record is about to follow). How many.
+    async fn remove_orphans(&self) -> u64 {
+        let objects = match self
+            .inner
+            .blobs
+            .list(&crate::media_store::Key::from("media"))
+            .await
+        {
+            Ok(objects) => objects,
+            Err(e) => {
+                tracing::warn!(error = %e, "the media sweep could not list the media store");
+                return 0;
+            }
+        };
+        let store = self.inner.store.clone();
+        let known: HashSet<(String, String)> =
+            match tokio::task::spawn_blocking(move || store.all_media()).await {
+                Ok(Ok(records)) => records.into_iter().map(|r| (r.session_id, r.id)).collect(),
+                _ => return 0,
+            };
+        let cutoff = unix_now().saturating_sub(self.inner.config.orphan_grace.as_secs() as i64);
+        let mut removed = 0;
+        for object in objects {
+            let parts: Vec<String> = object.key.parts().map(|p| p.as_ref().to_owned()).collect();
+            let [_, session, id] = parts.as_slice() else {
+                continue;
+            };
+            if object.modified > cutoff || known.contains(&(session.clone(), id.clone())) {
+                continue;
+            }
+            if self.inner.blobs.delete(&object.key).await.is_ok() {
+                tracing::info!(key = %object.key, "removed media bytes no record names");
+                removed += 1;
+            }
+        }
+        removed
+    }
+
+    /// Sets the stored-bytes gauge from the records.
+    async fn reset_gauge(&self) {
+        let store = self.inner.store.clone();
+        if let Ok(Ok(records)) = tokio::task::spawn_blocking(move || store.all_media()).await {
+            self.inner
+                .counters
+                .stored_bytes
+                .set(stored_bytes(&records) as i64);
+        }
     }
 }
 

@@ -88,7 +88,7 @@ impl Intake {
                     {
                         batch.push(ev);
                     }
-                    self.prepare_media(&batch).await;
+                    self.prepare_media(&batch, false).await;
                     match self.handle_all(batch).await {
                         Some(this) => self = this,
                         None => return,
@@ -100,7 +100,10 @@ impl Intake {
                     // a message received just before shutdown is still stored.
                     let batch: Vec<NetworkEvent> =
                         std::iter::from_fn(|| rx.try_recv().ok()).collect();
-                    self.prepare_media(&batch).await;
+                    // Stopping: media is recorded, not downloaded, so the
+                    // stop does not wait on downloads; the first read
+                    // downloads it.
+                    self.prepare_media(&batch, true).await;
                     match self.handle_all(batch).await {
                         Some(this) => self = this,
                         None => return,
@@ -114,10 +117,12 @@ impl Intake {
     }
 
     /// Records the media of the batch's messages, downloading it first in
-    /// eager mode (all of the batch's at once), so each message's event
-    /// carries the gateway's media object and, in eager mode, its webhook
-    /// can fetch the bytes at once. A duplicate message is skipped.
-    async fn prepare_media(&mut self, batch: &[NetworkEvent]) {
+    /// eager mode (the batch's at once, within the gateway's download
+    /// limit), so each message's event carries the gateway's media object
+    /// and, in eager mode, its webhook can fetch the bytes at once. A
+    /// duplicate message, already seen or twice in the batch, is handled
+    /// once. With `defer`, nothing is downloaded.
+    async fn prepare_media(&mut self, batch: &[NetworkEvent], defer: bool) {
         fn messages<'a>(events: &'a [NetworkEvent], out: &mut Vec<&'a InboundMessage>) {
             for ev in events {
                 match ev {
@@ -129,7 +134,11 @@ impl Intake {
         }
         let mut found = Vec::new();
         messages(batch, &mut found);
-        found.retain(|m| !self.dedup.contains(&MessageKey::of(m)));
+        let mut seen = std::collections::HashSet::new();
+        found.retain(|m| {
+            let key = MessageKey::of(m);
+            !self.dedup.contains(&key) && seen.insert((m.chat.clone(), m.message_id.clone()))
+        });
         if found.is_empty() {
             return;
         }
@@ -139,7 +148,7 @@ impl Intake {
         let done = futures_util::future::join_all(found.into_iter().map(|m| {
             let (media, client, id) = (media.clone(), client.clone(), id.clone());
             async move {
-                let record = media.ingest(&id, m, client.as_ref()).await;
+                let record = media.ingest(&id, m, client, defer).await;
                 record.map(|r| ((m.chat.clone(), m.message_id.clone()), media.object(&r)))
             }
         }))

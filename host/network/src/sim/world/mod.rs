@@ -137,6 +137,15 @@ impl World {
         Ok(f(s))
     }
 
+    /// `NotConnected` unless the session is online: what the network's
+    /// media servers ask of a download, as a real network's do.
+    pub(in crate::sim) fn require_online(&self, id: &str) -> Result<(), NetworkError> {
+        match self.with(id, |s| s.link == Link::Online && s.account.is_some())? {
+            true => Ok(()),
+            false => Err(NetworkError::NotConnected),
+        }
+    }
+
     pub(in crate::sim) fn next_message_id(&self) -> String {
         self.rng().message_id()
     }
