@@ -94,38 +94,13 @@ impl HttpClient for ReqwestHttp {
 mod tests {
     use std::io::Read as _;
 
-    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-    use tokio::net::TcpListener;
-
     use super::*;
 
-    /// Serves one request with `status` and `body`, written in pieces with a
-    /// pause between them, as a slow CDN would; the URL to ask.
+    /// Serves `status` and `body`, written in pieces with a pause between
+    /// them, as a slow CDN would; the URL to ask.
     async fn serve_in_pieces(status: &str, body: Vec<u8>) -> String {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let head = format!(
-            "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-            body.len()
-        );
-        tokio::spawn(async move {
-            let (mut socket, _) = listener.accept().await.unwrap();
-            let mut request = Vec::new();
-            let mut buf = [0u8; 1024];
-            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
-                let n = socket.read(&mut buf).await.unwrap();
-                if n == 0 {
-                    return;
-                }
-                request.extend_from_slice(&buf[..n]);
-            }
-            socket.write_all(head.as_bytes()).await.unwrap();
-            for piece in body.chunks(64 * 1024) {
-                socket.write_all(piece).await.unwrap();
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
-            let _ = socket.shutdown().await;
-        });
+        let head = crate::whatsapp::cdn::head(status, &body);
+        let addr = crate::whatsapp::cdn::serve(head, body, Duration::from_millis(5)).await;
         format!("http://{addr}/v/t62/media.enc")
     }
 

@@ -33,6 +33,8 @@ pub use counters::WhatsAppCounters;
 
 #[cfg(feature = "whatsapp")]
 mod build;
+#[cfg(all(test, feature = "whatsapp"))]
+mod cdn;
 #[cfg(feature = "whatsapp")]
 mod history;
 #[cfg(feature = "whatsapp")]
@@ -49,6 +51,8 @@ mod ops;
 mod pump;
 #[cfg(feature = "whatsapp")]
 mod send;
+#[cfg(feature = "whatsapp")]
+mod send_media;
 #[cfg(feature = "whatsapp")]
 pub mod session;
 #[cfg(all(test, feature = "whatsapp"))]

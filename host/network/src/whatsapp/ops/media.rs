@@ -82,8 +82,6 @@ mod tests {
     use anyhow::Result;
     use async_trait::async_trait;
     use futures_util::TryStreamExt as _;
-    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-    use tokio::net::TcpListener;
     use whatsapp_rust::TokioRuntime;
     use whatsapp_rust::download::{MediaDownloader, MediaHost, MediaRoute, MediaType};
     use whatsapp_rust::http::{HttpClient, HttpRequest, HttpResponse};
@@ -119,31 +117,10 @@ mod tests {
 
     /// A CDN that answers every request with `status` and `body`; its host.
     async fn cdn(status: &'static str, body: Vec<u8>) -> String {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move {
-            while let Ok((mut socket, _)) = listener.accept().await {
-                let body = body.clone();
-                tokio::spawn(async move {
-                    let mut request = Vec::new();
-                    let mut buf = [0u8; 1024];
-                    while !request.windows(4).any(|w| w == b"\r\n\r\n") {
-                        match socket.read(&mut buf).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => request.extend_from_slice(&buf[..n]),
-                        }
-                    }
-                    let head = format!(
-                        "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                        body.len()
-                    );
-                    let _ = socket.write_all(head.as_bytes()).await;
-                    let _ = socket.write_all(&body).await;
-                    let _ = socket.shutdown().await;
-                });
-            }
-        });
-        addr.to_string()
+        let head = crate::whatsapp::cdn::head(status, &body);
+        crate::whatsapp::cdn::serve(head, body, std::time::Duration::ZERO)
+            .await
+            .to_string()
     }
 
     /// The handle the inbound mapping keeps for media encrypted as `enc`.

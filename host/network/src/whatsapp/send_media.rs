@@ -1,0 +1,406 @@
+//! The media of a send: its bytes (inline `data`, fetched from a `url`, or a
+//! stored media named by `media_id`, each held to its kind's limit), the
+//! crate's encrypted upload of them, and the media message built from what
+//! the upload gave.
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use whatsapp_rust::Client;
+use whatsapp_rust::download::MediaType;
+use whatsapp_rust::upload::UploadOptions;
+use whatsapp_rust::waproto::buffa::MessageField;
+use whatsapp_rust::waproto::whatsapp as wa;
+
+use crate::NetworkError;
+use crate::domain::send::{
+    MAX_AUDIO_BYTES, MAX_DOCUMENT_BYTES, MAX_IMAGE_BYTES, MAX_VIDEO_BYTES, MediaSource,
+};
+use crate::media_store::{MediaStore, MediaStoreError, media_key};
+
+/// What an upload gave, for the media message fields.
+/// (The crate's own answer cannot be built outside it, so the message
+/// builders take this copy of its fields.)
+pub(super) struct Uploaded {
+    url: String,
+    direct_path: String,
+    media_key: [u8; 32],
+    file_enc_sha256: [u8; 32],
+    file_sha256: [u8; 32],
+    file_length: u64,
+    media_key_timestamp: i64,
+    streaming_sidecar: Option<Vec<u8>>,
+}
+
+impl From<whatsapp_rust::upload::UploadResponse> for Uploaded {
+    fn from(u: whatsapp_rust::upload::UploadResponse) -> Self {
+        Self {
+            url: u.url,
+            direct_path: u.direct_path,
+            media_key: u.media_key,
+            file_enc_sha256: u.file_enc_sha256,
+            file_sha256: u.file_sha256,
+            file_length: u.file_length,
+            media_key_timestamp: u.media_key_timestamp,
+            streaming_sidecar: u.streaming_sidecar,
+        }
+    }
+}
+
+pub(super) async fn upload(
+    client: &Client,
+    media: &MediaStore,
+    session_id: &str,
+    source: &MediaSource,
+    kind: MediaType,
+) -> Result<Uploaded, NetworkError> {
+    let bytes = match source {
+        MediaSource::Data(d) => d.clone(),
+        MediaSource::Url(url) => fetch(url, size_limit(&kind)).await?,
+        MediaSource::Stored(id) => stored(media, session_id, id, size_limit(&kind)).await?,
+    };
+    client
+        .upload(bytes, kind, UploadOptions::default())
+        .await
+        .map(Uploaded::from)
+        .map_err(|e| NetworkError::Failed(format!("the media upload failed: {e}")))
+}
+
+/// The bytes of a media the session holds (an upload, or inbound media),
+/// bounded like media given inline. The crate encrypts and uploads from
+/// memory, so this is where a stored media is read whole, once, per send.
+async fn stored(
+    media: &MediaStore,
+    session_id: &str,
+    media_id: &str,
+    limit: usize,
+) -> Result<Vec<u8>, NetworkError> {
+    let key = media_key(session_id, media_id);
+    let unreadable = |e: MediaStoreError| {
+        NetworkError::Failed(format!("the media `{media_id}` could not be read: {e}"))
+    };
+    let size = match media.size(&key).await {
+        Ok(size) => size,
+        Err(MediaStoreError::NotFound(_)) => {
+            return Err(NetworkError::Rejected(format!(
+                "the media `{media_id}` is no longer in the media store"
+            )));
+        }
+        Err(e) => return Err(unreadable(e)),
+    };
+    if size > limit as u64 {
+        return Err(NetworkError::Rejected(format!(
+            "the media `{media_id}` is {size} bytes; the most a send of its kind takes is {} MiB",
+            limit >> 20
+        )));
+    }
+    let blob = media.read(&key, None).await.map_err(unreadable)?;
+    let mut bytes = Vec::with_capacity(size as usize);
+    let mut stream = blob.stream;
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| unreadable(MediaStoreError::Backend(e.to_string())))?;
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(bytes)
+}
+
+/// The largest media of a kind the gateway sends: the same limits as for
+/// media given inline (`data`), so a URL is no way around them.
+fn size_limit(kind: &MediaType) -> usize {
+    match kind {
+        MediaType::Image => MAX_IMAGE_BYTES,
+        MediaType::Video => MAX_VIDEO_BYTES,
+        MediaType::Audio => MAX_AUDIO_BYTES,
+        _ => MAX_DOCUMENT_BYTES,
+    }
+}
+
+/// Downloads media given by URL, bounded in time and in size: a body (or a
+/// declared `Content-Length`) over `limit` bytes is refused as soon as it
+/// shows, without holding more than `limit` bytes.
+async fn fetch(url: &str, limit: usize) -> Result<Vec<u8>, NetworkError> {
+    super::http::install_crypto_provider();
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(60))
+        .build()
+        .map_err(|e| NetworkError::Failed(format!("could not fetch the media: {e}")))?;
+    let mut response = client
+        .get(url)
+        .send()
+        .await
+        .and_then(reqwest::Response::error_for_status)
+        .map_err(|e| {
+            NetworkError::Rejected(format!("could not fetch the media from {url}: {e}"))
+        })?;
+    let too_large = || {
+        NetworkError::Rejected(format!(
+            "the media at {url} is larger than {} MiB, the limit for its kind",
+            limit / (1024 * 1024)
+        ))
+    };
+    if response.content_length().is_some_and(|n| n > limit as u64) {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| NetworkError::Failed(format!("could not fetch the media from {url}: {e}")))?
+    {
+        if bytes.len() + chunk.len() > limit {
+            return Err(too_large());
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(bytes)
+}
+
+pub(super) fn image(
+    u: Uploaded,
+    mimetype: &str,
+    caption: Option<String>,
+    view_once: bool,
+) -> wa::Message {
+    wa::Message {
+        image_message: MessageField::some(wa::message::ImageMessage {
+            url: Some(u.url),
+            direct_path: Some(u.direct_path),
+            media_key: Some(u.media_key.to_vec()),
+            file_enc_sha256: Some(u.file_enc_sha256.to_vec()),
+            file_sha256: Some(u.file_sha256.to_vec()),
+            file_length: Some(u.file_length),
+            media_key_timestamp: Some(u.media_key_timestamp),
+            mimetype: Some(mimetype.to_owned()),
+            caption,
+            view_once: Some(view_once),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+pub(super) fn video(
+    u: Uploaded,
+    mimetype: &str,
+    caption: Option<String>,
+    view_once: bool,
+) -> wa::Message {
+    wa::Message {
+        video_message: MessageField::some(wa::message::VideoMessage {
+            url: Some(u.url),
+            direct_path: Some(u.direct_path),
+            media_key: Some(u.media_key.to_vec()),
+            file_enc_sha256: Some(u.file_enc_sha256.to_vec()),
+            file_sha256: Some(u.file_sha256.to_vec()),
+            file_length: Some(u.file_length),
+            media_key_timestamp: Some(u.media_key_timestamp),
+            mimetype: Some(mimetype.to_owned()),
+            caption,
+            view_once: Some(view_once),
+            streaming_sidecar: u.streaming_sidecar,
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+pub(super) fn audio(u: Uploaded, mimetype: &str, ptt: bool) -> wa::Message {
+    wa::Message {
+        audio_message: MessageField::some(wa::message::AudioMessage {
+            url: Some(u.url),
+            direct_path: Some(u.direct_path),
+            media_key: Some(u.media_key.to_vec()),
+            file_enc_sha256: Some(u.file_enc_sha256.to_vec()),
+            file_sha256: Some(u.file_sha256.to_vec()),
+            file_length: Some(u.file_length),
+            media_key_timestamp: Some(u.media_key_timestamp),
+            mimetype: Some(mimetype.to_owned()),
+            ptt: Some(ptt),
+            streaming_sidecar: u.streaming_sidecar,
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+pub(super) fn document(
+    u: Uploaded,
+    mimetype: &str,
+    filename: &str,
+    caption: Option<String>,
+) -> wa::Message {
+    wa::Message {
+        document_message: MessageField::some(wa::message::DocumentMessage {
+            url: Some(u.url),
+            direct_path: Some(u.direct_path),
+            media_key: Some(u.media_key.to_vec()),
+            file_enc_sha256: Some(u.file_enc_sha256.to_vec()),
+            file_sha256: Some(u.file_sha256.to_vec()),
+            file_length: Some(u.file_length),
+            media_key_timestamp: Some(u.media_key_timestamp),
+            mimetype: Some(mimetype.to_owned()),
+            file_name: Some(filename.to_owned()),
+            title: Some(filename.to_owned()),
+            caption,
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::whatsapp::cdn;
+
+    /// Serves `head` then `body` as a media host would; the URL to fetch.
+    async fn serve_once(head: String, body: Vec<u8>) -> String {
+        format!(
+            "http://{}/media",
+            cdn::serve(head, body, Duration::ZERO).await
+        )
+    }
+
+    /// What the crate's upload of `bytes` would have answered (its own
+    /// type cannot be built outside it).
+    fn uploaded_as(bytes: &[u8], direct_path: &str) -> Uploaded {
+        use sha2::Digest;
+        Uploaded {
+            url: "https://mmg.whatsapp.net/d/f/enc".into(),
+            direct_path: direct_path.into(),
+            media_key: [1; 32],
+            file_enc_sha256: [2; 32],
+            file_sha256: sha2::Sha256::digest(bytes).into(),
+            file_length: bytes.len() as u64,
+            media_key_timestamp: 1_700_000_000,
+            streaming_sidecar: None,
+        }
+    }
+
+    /// A media store holding `bytes` as session `s`'s media `up-1`.
+    async fn store_with(dir: &std::path::Path, bytes: &[u8]) -> MediaStore {
+        let media = crate::whatsapp::test_media_store(dir);
+        media
+            .put_bytes(&media_key("s", "up-1"), bytes.to_vec().into())
+            .await
+            .unwrap();
+        media
+    }
+
+    #[tokio::test]
+    async fn a_stored_upload_is_read_back_only_within_its_kinds_limit_and_only_by_its_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let bytes = b"%PDF-1.7 a stored upload".to_vec();
+        let media = store_with(dir.path(), &bytes).await;
+        assert_eq!(stored(&media, "s", "up-1", 1024).await.unwrap(), bytes);
+        assert_eq!(
+            stored(&media, "s", "up-1", bytes.len()).await.unwrap(),
+            bytes,
+            "a media of exactly the limit is taken"
+        );
+        match stored(&media, "s", "up-1", 4).await {
+            Err(NetworkError::Rejected(m)) => assert!(m.contains("most a send"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        match stored(&media, "other", "up-1", 1024).await {
+            Err(NetworkError::Rejected(m)) => assert!(m.contains("no longer"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn building_the_outbound_document_from_a_stored_upload_keeps_every_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let bytes = b"%PDF-1.7 a stored upload".to_vec();
+        let media = store_with(dir.path(), &bytes).await;
+        let loaded = stored(&media, "s", "up-1", size_limit(&MediaType::Document))
+            .await
+            .unwrap();
+        let up = uploaded_as(&loaded, "/v/t62.7119-24/doc");
+        let sha = up.file_sha256;
+        let message = document(up, "application/pdf", "offer.pdf", Some("the offer".into()));
+        let d = message
+            .document_message
+            .as_option()
+            .expect("a document message");
+        assert_eq!(d.mimetype.as_deref(), Some("application/pdf"));
+        assert_eq!(d.file_name.as_deref(), Some("offer.pdf"));
+        assert_eq!(d.caption.as_deref(), Some("the offer"));
+        assert_eq!(d.file_length, Some(bytes.len() as u64));
+        assert_eq!(d.file_sha256.as_deref(), Some(sha.as_slice()));
+        assert_eq!(d.file_enc_sha256.as_deref(), Some([2u8; 32].as_slice()));
+        assert_eq!(d.media_key.as_deref(), Some([1u8; 32].as_slice()));
+        assert_eq!(d.direct_path.as_deref(), Some("/v/t62.7119-24/doc"));
+        assert_eq!(d.url.as_deref(), Some("https://mmg.whatsapp.net/d/f/enc"));
+        assert_eq!(d.media_key_timestamp, Some(1_700_000_000));
+    }
+
+    #[tokio::test]
+    async fn building_the_outbound_image_from_a_stored_upload_keeps_every_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let bytes = b"\x89PNG a stored image".to_vec();
+        let media = store_with(dir.path(), &bytes).await;
+        let loaded = stored(&media, "s", "up-1", size_limit(&MediaType::Image))
+            .await
+            .unwrap();
+        assert_eq!(loaded, bytes);
+        let up = uploaded_as(&loaded, "/v/t62.7118-24/img");
+        let sha = up.file_sha256;
+        let message = image(up, "image/png", Some("look".into()), true);
+        let i = message.image_message.as_option().expect("an image message");
+        assert_eq!(i.mimetype.as_deref(), Some("image/png"));
+        assert_eq!(i.caption.as_deref(), Some("look"));
+        assert_eq!(i.view_once, Some(true));
+        assert_eq!(i.file_length, Some(bytes.len() as u64));
+        assert_eq!(i.file_sha256.as_deref(), Some(sha.as_slice()));
+        assert_eq!(i.file_enc_sha256.as_deref(), Some([2u8; 32].as_slice()));
+        assert_eq!(i.media_key.as_deref(), Some([1u8; 32].as_slice()));
+        assert_eq!(i.direct_path.as_deref(), Some("/v/t62.7118-24/img"));
+        assert_eq!(i.media_key_timestamp, Some(1_700_000_000));
+    }
+
+    #[tokio::test]
+    async fn media_within_the_limit_is_fetched_whole() {
+        let body = vec![7u8; 1000];
+        let url = serve_once(
+            "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nConnection: close\r\n\r\n".into(),
+            body.clone(),
+        )
+        .await;
+        assert_eq!(fetch(&url, 1024).await.unwrap(), body);
+    }
+
+    #[tokio::test]
+    async fn media_without_a_length_is_cut_off_at_the_limit() {
+        let url = serve_once(
+            "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n".into(),
+            vec![7u8; 4096],
+        )
+        .await;
+        match fetch(&url, 1024).await {
+            Err(NetworkError::Rejected(m)) => assert!(m.contains("larger"), "{m}"),
+            other => panic!("an oversized body gave {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_declared_length_over_the_limit_is_refused_before_the_body() {
+        let url = serve_once(
+            "HTTP/1.1 200 OK\r\nContent-Length: 104857600\r\nConnection: close\r\n\r\n".into(),
+            Vec::new(),
+        )
+        .await;
+        match fetch(&url, 1024).await {
+            Err(NetworkError::Rejected(m)) => assert!(m.contains("larger"), "{m}"),
+            other => panic!("a declared 100 MiB body gave {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_url_is_held_to_the_same_limits_as_inline_media() {
+        assert_eq!(size_limit(&MediaType::Image), MAX_IMAGE_BYTES);
+        assert_eq!(size_limit(&MediaType::Video), MAX_VIDEO_BYTES);
+        assert_eq!(size_limit(&MediaType::Audio), MAX_AUDIO_BYTES);
+        assert_eq!(size_limit(&MediaType::Document), MAX_DOCUMENT_BYTES);
+    }
+}
