@@ -314,3 +314,66 @@ async fn a_json_body_over_the_limit_is_refused_with_413_before_the_gateway_reads
         "names the limit and the upload route: {text}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blast_sends_an_upload_by_media_id_and_a_stored_send_naming_none_is_refused_up_front() {
+    let server = TestServer::start().await;
+    let alice = server.paired_session("alice").await;
+    server.paired_session("bob").await;
+    let bytes = sample_bytes(40_000, 14);
+    let (_, up) = upload_raw(&server, "bob", "", "image/jpeg", bytes.clone()).await;
+    let to = alice["phone_number"].as_str().unwrap();
+    let created = server
+        .post(
+            "/api/v1/sessions/bob/blast",
+            json!({
+                "endpoint": "image",
+                "body": { "to": to, "media_id": up["id"], "caption": "Spring sale" },
+                "recipients": [to],
+                "delay_ms": 0,
+            }),
+        )
+        .await
+        .expect(201);
+    crate::blasts_support::wait_status(
+        &server,
+        "bob",
+        created["job_id"].as_str().unwrap(),
+        "completed",
+    )
+    .await;
+    let media = newest_inbound_media(&server, "alice").await;
+    assert_eq!(
+        media_bytes(&server, media["url"].as_str().unwrap()).await,
+        bytes
+    );
+
+    let m = server
+        .post(
+            "/api/v1/sessions/bob/blast",
+            json!({
+                "endpoint": "image",
+                "body": { "to": to, "media_id": "up-none" },
+                "recipients": [to],
+            }),
+        )
+        .await
+        .expect_error(400, "invalid_field");
+    assert!(m.contains("body.media_id"), "{m}");
+    let m = server
+        .post(
+            "/api/v1/sessions/bob/messages/image",
+            json!({ "to": to, "media_id": "up-none", "send_at": soon() }),
+        )
+        .await
+        .expect_error(400, "invalid_field");
+    assert!(m.contains("media_id"), "{m}");
+    assert_eq!(
+        server
+            .get("/api/v1/sessions/bob/scheduled")
+            .await
+            .expect(200)["count"],
+        0,
+        "nothing was scheduled"
+    );
+}

@@ -264,6 +264,12 @@ async fn create(
     ApiPath(SessionPath { id }): ApiPath<SessionPath>,
     ApiJson(req): ApiJson<BlastRequest>,
 ) -> ApiResult<(StatusCode, Json<BlastCreated>)> {
+    // The media a blast sends is checked once, before any job exists.
+    if let Some(media_id) = req.body.get("media_id").and_then(serde_json::Value::as_str)
+        && state.sessions.exists(&id)
+    {
+        crate::media::check_media_id(&state, &id, "body.media_id", media_id).await?;
+    }
     let created = state.blasts.create(&id, req).await?;
     Ok((
         StatusCode::CREATED,

@@ -99,6 +99,30 @@ impl From<MediaError> for ApiError {
     }
 }
 
+/// Checks, when a send is stored for later (scheduled, a blast), that the
+/// `media_id` it names is a stored media of the session: refused now
+/// rather than failing at its time. (It must still be there then: the
+/// send core checks again.) `field` names it in the error.
+pub(crate) async fn check_media_id(
+    state: &AppState,
+    session_id: &str,
+    field: &str,
+    media_id: &str,
+) -> ApiResult<()> {
+    match state.media.for_send(session_id, media_id).await {
+        Ok(_) => Ok(()),
+        Err(MediaError::NotFound { .. }) => Err(ApiError::invalid_field(
+            field,
+            format!("names no media of session `{session_id}` (upload it first)"),
+        )),
+        Err(e @ MediaError::NotStored { .. }) => Err(ApiError::invalid_field(
+            field,
+            format!("cannot be sent: {e}"),
+        )),
+        Err(e) => Err(e.into()),
+    }
+}
+
 fn media_store_failed(e: MediaStoreError) -> ApiError {
     tracing::error!(error = %e, "the media store failed");
     ApiError::new(StatusCode::BAD_GATEWAY, "media_store_failed", e.to_string())

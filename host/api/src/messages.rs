@@ -15,7 +15,7 @@ use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath, ApiQuery, Paging};
 use super::scheduled::{self, ScheduledAccepted};
 use crate::domain::message::MessageRecord;
-use crate::domain::send::{SendKind, SendRequest};
+use crate::domain::send::{MediaSource, SendKind, SendRequest};
 use crate::openapi::common::{SendPath, SessionPath};
 
 /// The message routes.
@@ -103,6 +103,9 @@ pub async fn send_json(
     }
     if let Some(send_at) = scheduled::future_send_at(&body)? {
         let request = SendRequest::from_json(kind, body.clone())?;
+        if let Some(MediaSource::Stored(media_id)) = request.content.media_source() {
+            crate::media::check_media_id(state, id, "media_id", media_id).await?;
+        }
         let (status, Json(outcome)) =
             scheduled::schedule(state, id, &request, body, send_at, message_id)?;
         return Ok((status, outcome));
