@@ -16,6 +16,9 @@ export async function blastChapter({ page, base, id, recipients, shots }) {
   // several values to show between empty and full.
   await form.getByLabel('Pause between sends (ms)').fill('1000');
   await form.getByRole('button', { name: 'Start blast' }).click();
+  // The notice says what was started; it leaves after a few seconds, so it
+  // is looked for now rather than in a later screenshot.
+  await page.getByRole('status').filter({ hasText: `Blast started: ${recipients.length} recipients` }).waitFor();
 
   const job = page.locator('.blast').first();
   const bar = job.getByRole('progressbar');
