@@ -239,3 +239,24 @@ async fn send_at_inside_the_body_is_ignored_and_the_job_starts_at_once() {
     let id = create(&server, "s", body).await;
     wait_status(&server, "s", &id, "completed").await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_placeholder_to_in_the_body_is_taken_and_each_recipient_gets_the_message() {
+    let server = server().await;
+    server.paired_session("s").await;
+    let mut body = text_blast(&phones(2), json!({ "delay_ms": 0 }));
+    body["body"]["to"] = json!("{{recipient}}");
+    let id = create(&server, "s", body).await;
+    wait_status(&server, "s", &id, "completed").await;
+    let outbox = server
+        .get("/api/v1/sim/sessions/s/outbox")
+        .await
+        .expect(200);
+    let to: Vec<&str> = outbox["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["to"].as_str().unwrap())
+        .collect();
+    assert_eq!(to, [jid(&phones(2)[0]), jid(&phones(2)[1])], "{outbox}");
+}

@@ -197,7 +197,7 @@ fn recipients(list: &[String], max: usize) -> Result<Vec<String>, FieldError> {
 }
 
 /// Validates the body as the kind's request: once as given (its own `to` is
-/// required), then once per kind of recipient address present (a reaction's
+/// required, as any text, since each recipient replaces it), then once per kind of recipient address present (a reaction's
 /// rules depend on whether `to` is a group), so every recipient's request is
 /// known valid without validating 100,000 copies.
 fn body(kind: SendKind, body: Value, recipients: &[String]) -> Result<Value, FieldError> {
@@ -216,7 +216,19 @@ fn body(kind: SendKind, body: Value, recipients: &[String]) -> Result<Value, Fie
             FieldError::new(format!("body.{}", e.field), e.message)
         }
     };
-    SendRequest::from_json(kind, body.clone()).map_err(in_body)?;
+    // `to` is replaced for every recipient, so it must be there (the
+    // request's shape) as text, but any text will do: clients written for
+    // other gateways put a placeholder there.
+    let first = recipients.iter().find(|r| Jid::parse(r).is_ok());
+    let as_given = match (body.get("to"), first) {
+        (Some(Value::String(_)), Some(first)) => {
+            let mut shaped = body.clone();
+            shaped["to"] = Value::String(first.clone());
+            shaped
+        }
+        _ => body.clone(),
+    };
+    SendRequest::from_json(kind, as_given).map_err(in_body)?;
     let mut seen: Vec<JidKind> = Vec::new();
     for r in recipients {
         let Ok(jid) = Jid::parse(r) else { continue };

@@ -60,6 +60,9 @@ fn every_bad_field_is_named() {
     r.body = json!({"text": "hi"});
     assert_eq!(field(r), "body.to", "`to` is required for shape validation");
     let mut r = text(json!(["15550000001"]));
+    r.body = json!({"to": 15550000000u64, "text": "hi"});
+    assert_eq!(field(r), "body.to", "`to` is text");
+    let mut r = text(json!(["15550000001"]));
     r.body = json!("hi");
     assert_eq!(field(r), "body");
 }
@@ -108,4 +111,14 @@ fn the_per_recipient_request_overwrites_to() {
     let body = json!({"to": "15550000000", "text": "hi"});
     let req = request_for(SendKind::Text, &body, "15550000001@s.whatsapp.net").unwrap();
     assert_eq!(req.to.to_string(), "15550000001@s.whatsapp.net");
+}
+
+#[test]
+fn a_placeholder_to_is_taken_since_every_recipient_replaces_it() {
+    for placeholder in ["{{phone}}", "anyone", ""] {
+        let mut r = text(json!(["15550000001", "15550000002"]));
+        r.body = json!({"to": placeholder, "text": "hi"});
+        let valid = validate(r, 100).unwrap_or_else(|e| panic!("{placeholder}: {e:?}"));
+        assert_eq!(valid.body["to"], placeholder, "the body is kept as given");
+    }
 }
