@@ -44,10 +44,40 @@ async fn check_tells_which_phones_are_on_the_network() {
     assert_eq!(
         body,
         json!({ "results": [
-            { "phone": "+1 555 000 1111", "exists": true, "jid": "15550001111@s.whatsapp.net" },
-            { "phone": peer, "exists": true, "jid": format!("{peer}@s.whatsapp.net") },
-            { "phone": "15559999999", "exists": false, "jid": null },
+            { "phone": "+1 555 000 1111", "exists": true, "is_registered": true, "jid": "15550001111@s.whatsapp.net" },
+            { "phone": peer, "exists": true, "is_registered": true, "jid": format!("{peer}@s.whatsapp.net") },
+            { "phone": "15559999999", "exists": false, "is_registered": false, "jid": null },
         ]})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waxum_client_checks_phone_numbers_and_reads_is_registered() {
+    let (server, _) = world().await;
+    let body = server
+        .post(
+            "/api/v1/sessions/s/contacts/check",
+            json!({ "phone_numbers": ["15550001111", "15559999999"] }),
+        )
+        .await
+        .expect(200);
+    let registered: Vec<bool> = body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["is_registered"].as_bool().unwrap())
+        .collect();
+    assert_eq!(registered, [true, false], "{body}");
+    let m = server
+        .post(
+            "/api/v1/sessions/s/contacts/check",
+            json!({ "phones": ["15550001111"], "phone_numbers": ["15559999999"] }),
+        )
+        .await
+        .expect_error(400, "invalid_body");
+    assert!(
+        m.contains("duplicate field `phones`"),
+        "both spellings at once are refused: {m}"
     );
 }
 

@@ -135,7 +135,9 @@ async fn list(
 #[serde(deny_unknown_fields)]
 #[schema(as = PhoneCheckIn)]
 struct CheckIn {
-    /// The phone numbers (or user JIDs) to check; duplicates are checked once.
+    /// The phone numbers (or user JIDs) to check; duplicates are checked
+    /// once. Also taken as `phone_numbers`, waxum's spelling.
+    #[serde(alias = "phone_numbers")]
     #[schema(value_type = Vec<PhoneOrUserJid>, min_items = 1, max_items = 1000)]
     phones: Vec<String>,
 }
@@ -145,6 +147,8 @@ struct CheckIn {
 pub struct PhoneCheckOut {
     /// Whether an account has it.
     pub exists: bool,
+    /// The same as `exists`, under waxum's name, for its clients.
+    pub is_registered: bool,
     /// The account's JID; `null` when no account has the number.
     pub jid: Option<String>,
     /// The phone as given.
@@ -193,6 +197,7 @@ async fn check(
         .zip(checks)
         .map(|((given, _), c)| PhoneCheckOut {
             exists: c.jid.is_some(),
+            is_registered: c.jid.is_some(),
             jid: c.jid,
             phone: given,
         })
