@@ -310,6 +310,10 @@ async fn a_json_body_over_the_limit_is_refused_with_413_before_the_gateway_reads
     assert!(text.starts_with("HTTP/1.1 413"), "{text}");
     assert!(text.contains("payload_too_large"), "{text}");
     assert!(
+        text.to_ascii_lowercase().contains("connection: close"),
+        "the unread rest of the body ends the connection: {text}"
+    );
+    assert!(
         text.contains("--max-body-bytes") && text.contains("/media"),
         "names the limit and the upload route: {text}"
     );

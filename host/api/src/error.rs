@@ -93,6 +93,13 @@ impl IntoResponse for ApiError {
             resp.headers_mut()
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }
+        // A body over its limit is refused before it is read: the rest of
+        // it is still on the wire, so the connection ends with the answer,
+        // and says so, or a client would send its next request on it.
+        if self.status == StatusCode::PAYLOAD_TOO_LARGE {
+            resp.headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
         resp
     }
 }
