@@ -53,20 +53,15 @@ struct Inner {
 type MediaKey = (String, String);
 
 impl Media {
-    /// The service over `store` (records) and `blobs` (bytes). Reads the
-    /// records once to set the stored-bytes gauge.
+    /// The service over `store` (records) and `blobs` (bytes). Nothing is
+    /// read here: the sweep that runs at start sets the stored-bytes gauge
+    /// from the records, so start-up does not scan them twice.
     pub fn new(
         store: Store,
         blobs: MediaStore,
         config: MediaConfig,
         counters: MediaCounters,
     ) -> Self {
-        match store.all_media() {
-            Ok(all) => {
-                counters.stored_bytes.set(stored_bytes(&all) as i64);
-            }
-            Err(e) => tracing::warn!(error = %e, "could not read the media records"),
-        }
         Self {
             inner: Arc::new(Inner {
                 store,
