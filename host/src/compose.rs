@@ -32,6 +32,7 @@ use crate::metrics::{Metrics, Sources, WhatsAppCounters};
 use crate::network::Network;
 use crate::network::sim::SimNetwork;
 use crate::plugins::Plugins;
+use crate::runtime::chats::Chats;
 use crate::runtime::counters::MediaCounters;
 use crate::runtime_media::Media;
 use crate::scheduler::Scheduler;
@@ -140,8 +141,10 @@ pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
     } else {
         None
     };
-    let send =
-        SendCore::new(sessions.clone(), store.clone(), media.clone()).with_plugins(plugins.clone());
+    let send = SendCore::new(sessions.clone(), store.clone(), media.clone())
+        .with_plugins(plugins.clone())
+        .with_typing(config.typing_before_send);
+    let chats = Chats::new(sessions.clone(), store.clone());
     media.start_sweeper(background_stop.clone(), &tasks);
     let scheduler = Scheduler::new(
         store.clone(),
@@ -181,6 +184,7 @@ pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
     });
     let state = AppState::new(Services {
         send,
+        chats,
         scheduler,
         blasts,
         sessions,

@@ -57,6 +57,8 @@ pub struct Config {
     pub schedule: ScheduleConfig,
     /// Blast worker knobs.
     pub blasts: BlastConfig,
+    /// How long blasts and scheduled sends show typing before each send.
+    pub typing_before_send: Duration,
     /// Plugin sandbox knobs.
     pub plugins: PluginConfig,
     /// Knobs of the `whatsapp` backend (used when it is built).
@@ -104,6 +106,7 @@ impl Config {
             reconnect: ReconnectConfig::default(),
             schedule: ScheduleConfig::default(),
             blasts: BlastConfig::default(),
+            typing_before_send: Duration::ZERO,
             plugins: PluginConfig::default(),
             whatsapp: WhatsAppConfig::default(),
             nats: NatsConfig::default(),
@@ -275,6 +278,10 @@ pub struct ServeArgs {
     /// worker looks at the session again, in milliseconds.
     #[arg(long, env = "SWITCHBOARD_BLAST_OFFLINE_RETRY_MS", default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub blast_offline_retry_ms: u64,
+    /// How long blasts and scheduled sends show the recipient typing before
+    /// each message, in milliseconds; 0 (the default) sends at once.
+    #[arg(long, env = "SWITCHBOARD_TYPING_BEFORE_SEND_MS", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=60_000))]
+    pub typing_before_send_ms: u64,
     /// Most recipients in one blast.
     #[arg(long, env = "SWITCHBOARD_BLAST_MAX_RECIPIENTS", default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub blast_max_recipients: u64,
@@ -461,6 +468,7 @@ impl ServeArgs {
                 max_attempts: self.schedule_max_attempts,
                 retry_delays: self.schedule_retry_delays_secs.0.clone(),
             },
+            typing_before_send: Duration::from_millis(self.typing_before_send_ms),
             blasts: BlastConfig {
                 idle_poll: Duration::from_millis(self.blast_idle_poll_ms),
                 offline_retry: Duration::from_millis(self.blast_offline_retry_ms),

@@ -278,6 +278,9 @@ fn rows() -> Vec<Row> {
         row("blast-offline-retry-ms", "125", |c| {
             c.blasts.offline_retry = ms(125);
         }),
+        row("typing-before-send-ms", "1500", |c| {
+            c.typing_before_send = ms(1500)
+        }),
         row("blast-max-recipients", "12", |c| {
             c.blasts.max_recipients = 12
         }),

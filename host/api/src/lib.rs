@@ -4,6 +4,7 @@
 pub mod auth;
 mod blasts;
 pub mod broker;
+mod chats;
 mod console;
 mod contacts;
 pub mod error;
@@ -12,11 +13,14 @@ mod group_members;
 mod groups;
 mod health;
 pub mod http_metrics;
+mod identity;
 mod media;
+mod message_actions;
 pub mod messages;
 pub mod metrics;
 pub mod openapi;
 mod plugins;
+mod presence;
 pub mod request_id;
 mod scheduled;
 mod session_ops;
@@ -44,6 +48,7 @@ use crate::metrics::Metrics;
 use error::ApiError;
 use switchboard_plugins::Plugins;
 use switchboard_runtime::blast::Blasts;
+use switchboard_runtime::chats::Chats;
 use switchboard_runtime::events::EventBus;
 use switchboard_runtime::media::Media;
 use switchboard_runtime::messages::SendCore;
@@ -81,6 +86,8 @@ pub struct Services {
     pub sessions: Sessions,
     /// The send core.
     pub send: SendCore,
+    /// Chats, message actions, presence and `@lid` lookups.
+    pub chats: Chats,
     /// The scheduler of sends with a future `send_at`.
     pub scheduler: Scheduler,
     /// The blast service (create, cancel, retry; the worker runs on its own).
@@ -124,6 +131,10 @@ pub fn router(state: AppState, limits: BodyLimits) -> Router {
     let mut api = Router::new()
         .merge(sessions::routes())
         .merge(messages::routes())
+        .merge(message_actions::routes())
+        .merge(chats::routes())
+        .merge(presence::routes())
+        .merge(identity::routes())
         .merge(groups::routes())
         .merge(group_members::routes())
         .merge(blasts::routes())

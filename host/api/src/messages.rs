@@ -34,6 +34,10 @@ pub struct SentOut {
     pub timestamp: i64,
     /// The chat JID it went to.
     pub to: String,
+    /// The recipient's `@lid`, when the session knows it (learned, or
+    /// revealed by the network when it sent); `null` otherwise and for
+    /// groups.
+    pub lid: Option<String>,
 }
 
 /// The answer of a send: [`SentOut`] (`200`) or [`ScheduledAccepted`] (`202`).
@@ -111,6 +115,7 @@ pub async fn send_json(
         return Ok((status, outcome));
     }
     let request = SendRequest::from_json(kind, body)?;
+    let to = request.to.clone();
     let record = match message_id {
         Some(message_id) => state.send.send_with_id(id, request, &message_id).await?,
         None => state.send.send(id, request).await?,
@@ -121,6 +126,7 @@ pub async fn send_json(
             message_id: record.message_id,
             timestamp: record.timestamp,
             to: record.chat,
+            lid: state.chats.recipient_lid(id, &to).await,
         }),
     ))
 }

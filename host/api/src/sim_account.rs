@@ -1,7 +1,7 @@
 //! The simulated network's control routes over an account: its address book
 //! (what app-state sync delivers to the session), locking the account,
-//! replacing its connection by another client's, and the spam reports the
-//! network received.
+//! replacing its connection by another client's, the spam reports the
+//! network received, and the messages the account starred.
 
 use axum::Router;
 use axum::extract::State;
@@ -16,7 +16,7 @@ use super::extract::{ApiJson, ApiPath, MaybeJson};
 use super::openapi::common::{SessionPath, Success};
 use super::sim::sim;
 use crate::domain::jid::{Jid, JidKind};
-use switchboard_runtime::network::sim::ReceivedReport;
+use switchboard_runtime::network::sim::{ReceivedReport, StarredMessage};
 use switchboard_runtime::store::SimAddressEntry;
 
 /// The sim account routes.
@@ -29,6 +29,7 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/sim/sessions/{id}/lock", post(lock))
         .route("/api/v1/sim/sessions/{id}/replace", post(replace))
         .route("/api/v1/sim/sessions/{id}/spam-reports", get(spam_reports))
+        .route("/api/v1/sim/sessions/{id}/starred", get(starred))
 }
 
 /// Body of `POST /api/v1/sim/sessions/{id}/address-book`.
@@ -229,5 +230,33 @@ async fn spam_reports(
     Ok(Json(SpamReports {
         count: reports.len(),
         reports,
+    }))
+}
+
+/// `GET /api/v1/sim/sessions/{id}/starred`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct StarredMessages {
+    /// The starred messages, by chat and id.
+    pub starred: Vec<StarredMessage>,
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/v1/sim/sessions/{id}/starred",
+    operation_id = "sim_starred",
+    tag = "sim",
+    summary = "The messages the session's account starred",
+    params(crate::openapi::common::SessionPath),
+    responses(
+        (status = 200, body = StarredMessages),
+        crate::openapi::common::ApiErrors,
+    )
+)]
+async fn starred(
+    State(state): State<AppState>,
+    ApiPath(SessionPath { id }): ApiPath<SessionPath>,
+) -> ApiResult<Json<StarredMessages>> {
+    Ok(Json(StarredMessages {
+        starred: sim(&state)?.starred(&id)?,
     }))
 }

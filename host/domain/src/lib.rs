@@ -4,6 +4,7 @@
 pub mod address_schema;
 pub mod blast;
 pub mod broker;
+pub mod chat;
 pub mod contact;
 pub mod data_dir;
 pub mod event;

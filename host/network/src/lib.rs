@@ -6,9 +6,10 @@
 //! Backends: [`sim`] (the simulated network, always built) and, behind the
 //! `whatsapp` feature, the real network. Capabilities beyond messaging join
 //! [`NetworkSession`] as supertraits, one file each ([`groups`], [`contacts`],
-//! [`account`], [`media`]).
+//! [`account`], [`media`], [`chats`]).
 
 pub mod account;
+pub mod chats;
 pub mod contacts;
 pub mod groups;
 pub mod media;
@@ -120,6 +121,9 @@ pub struct InboundMessage {
     pub quoted_message_id: Option<String>,
     /// The quoted message's sender.
     pub quoted_sender_jid: Option<String>,
+    /// Whether the sender forwarded it from another chat.
+    #[serde(default)]
+    pub forwarded: bool,
     /// Button or row id of an interactive reply.
     pub selected_id: Option<String>,
     /// Label of an interactive reply.
@@ -225,6 +229,7 @@ pub trait NetworkSession:
     + contacts::ContactOps
     + account::AccountOps
     + media::MediaOps
+    + chats::ChatOps
     + Send
     + Sync
     + 'static

@@ -5,6 +5,8 @@
 //!   the contacts directory, auto-reconnect
 //! - [`events`]: the event bus that fans envelopes out to subscribers
 //! - [`messages`]: the one send core every outbound message goes through
+//! - [`chats`]: chats and their history, read receipts, actions on earlier
+//!   messages, presence and typing, `@lid` lookups
 //! - [`scheduler`]: sends stored for a later `send_at` and the task that sends them
 //! - [`blast`]: paced bulk sends and the one worker that sends them
 //! - [`webhooks`]: signed delivery, retries, dead letters, suspension
@@ -16,6 +18,7 @@
 //! `switchboard_domain::hooks`; HTTP does not reach it at all.
 
 pub mod blast;
+pub mod chats;
 pub mod counters;
 pub mod events;
 pub mod liveness;

@@ -218,7 +218,7 @@ struct Prepared {
     /// Delivered outbox rows this write removes too.
     removals: Option<Vec<OutboxKey>>,
     seq: u64,
-    message: Option<(String, Vec<u8>)>,
+    message: Option<(MessageRecord, Vec<u8>)>,
     logged: Option<Vec<u8>>,
     log_limit: u64,
     deliveries: Vec<(String, String, Vec<u8>)>,
@@ -230,7 +230,7 @@ fn prepare(w: &EventWrite) -> StoreResult<Prepared> {
     let message = w
         .message
         .as_ref()
-        .map(|m| Ok::<_, StoreError>((m.session_id.clone(), encode(m)?)))
+        .map(|m| Ok::<_, StoreError>((m.clone(), encode(m)?)))
         .transpose()?;
     let logged = w.logged.as_ref().map(|json| {
         let mut row = Vec::with_capacity(8 + json.len());
@@ -289,11 +289,12 @@ impl Prepared {
     /// and a root update.
     fn apply_event(&mut self, tx: &WriteTransaction) -> StoreResult<Vec<OutboxKey>> {
         let mut meta = tx.open_table(META)?;
-        if let Some((session_id, bytes)) = &self.message {
+        if let Some((record, bytes)) = &self.message {
             let seq = get(&meta, MESSAGE_SEQ_KEY)? + 1;
             meta.insert(MESSAGE_SEQ_KEY, seq)?;
             tx.open_table(MESSAGES)?
-                .insert((session_id.as_str(), seq), bytes.as_slice())?;
+                .insert((record.session_id.as_str(), seq), bytes.as_slice())?;
+            super::chats::index_message(tx, record, seq)?;
         }
         let taken = self.removals.as_deref().unwrap_or_default();
         if self.logged.is_none() && self.deliveries.is_empty() {

@@ -4,6 +4,7 @@
 
 mod batch;
 mod blasts;
+mod chats;
 mod contacts;
 mod event_log;
 mod lid;
@@ -31,6 +32,7 @@ use redb::{Database, ReadTransaction, ReadableDatabase, ReadableTable, WriteTran
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+pub use chats::ChatPage;
 pub use event_log::{EventLogBounds, EventWrite, LoggedEvent, PreparedEvent};
 pub use outbox::{NewDelivery, OutboxKey, OutboxRow};
 pub use scheduled::DueEntry;
@@ -190,6 +192,9 @@ impl Store {
             // Create every table up front so read transactions never meet a missing one.
             tx.open_table(tables::SESSIONS)?;
             tx.open_table(tables::MESSAGES)?;
+            tx.open_table(tables::CHATS)?;
+            tx.open_table(tables::CHAT_MESSAGES)?;
+            tx.open_table(tables::MESSAGE_IDS)?;
             tx.open_table(tables::SIM_USERS)?;
             tx.open_table(tables::SIM_OUTBOX)?;
             tx.open_table(tables::SIM_OUTBOX_IDS)?;
@@ -216,6 +221,7 @@ impl Store {
             tx.open_table(tables::PLUGIN_KV)?;
             whatsapp::create_tables(&tx)?;
         }
+        chats::index_existing(&tx)?;
         tx.commit()?;
         Ok(())
     }

@@ -25,6 +25,26 @@ impl Store {
             Ok(t.get((session_id, lid_user))?.map(|v| v.value().to_owned()))
         })
     }
+
+    /// The lid (the part before `@lid`) learned for phone digits `phone`,
+    /// if any: a scan of the session's mapping (a lookup asked for now and
+    /// then, never on the message path).
+    pub fn lid_of_phone(&self, session_id: &str, phone: &str) -> StoreResult<Option<String>> {
+        self.read(|tx| {
+            let t = tx.open_table(LID_MAP)?;
+            for row in t.range((session_id, "")..)? {
+                let (k, v) = row?;
+                let (sid, lid_user) = k.value();
+                if sid != session_id {
+                    break;
+                }
+                if v.value() == phone {
+                    return Ok(Some(lid_user.to_owned()));
+                }
+            }
+            Ok(None)
+        })
+    }
 }
 
 #[cfg(test)]
@@ -49,6 +69,11 @@ mod tests {
             Some("15550001111")
         );
         assert_eq!(store.lid_phone("b", "777").unwrap(), None);
+        assert_eq!(
+            store.lid_of_phone("a", "15550001111").unwrap().as_deref(),
+            Some("777")
+        );
+        assert_eq!(store.lid_of_phone("a", "15550002222").unwrap(), None);
         store.delete_session("a").unwrap();
         assert_eq!(store.lid_phone("a", "777").unwrap(), None);
     }

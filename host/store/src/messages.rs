@@ -33,17 +33,15 @@ fn append_job(
     record: &MessageRecord,
 ) -> StoreResult<impl FnMut(&redb::WriteTransaction) -> StoreResult<()> + Send + 'static + use<>> {
     let bytes = encode(record)?;
-    let session_id = record.session_id.clone();
-    Ok(move |tx: &redb::WriteTransaction| append_in(tx, &session_id, &bytes))
+    let record = record.clone();
+    Ok(move |tx: &redb::WriteTransaction| append_in(tx, &record, &bytes))
 }
 
-/// Appends an encoded message record inside `tx`.
-pub(crate) fn append_in(
-    tx: &redb::WriteTransaction,
-    session_id: &str,
-    bytes: &[u8],
-) -> StoreResult<()> {
+/// Appends a message record (`bytes`, its encoding) inside `tx`, and
+/// indexes it under its chat and id.
+fn append_in(tx: &redb::WriteTransaction, record: &MessageRecord, bytes: &[u8]) -> StoreResult<()> {
     let seq = next_seq(tx, MESSAGE_SEQ_KEY)?;
-    tx.open_table(MESSAGES)?.insert((session_id, seq), bytes)?;
-    Ok(())
+    tx.open_table(MESSAGES)?
+        .insert((record.session_id.as_str(), seq), bytes)?;
+    super::chats::index_message(tx, record, seq)
 }

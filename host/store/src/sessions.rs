@@ -92,6 +92,7 @@ impl Store {
                 delete_session_keys(tx, MEDIA, id)?;
                 delete_session_keys(tx, SIM_OUTBOX_IDS, id)?;
                 delete_session_keys(tx, WEBHOOKS, id)?;
+                super::chats::delete_session_chats(tx, id)?;
                 super::contacts::delete_session_contacts(tx, id)?;
                 super::sim_account::delete_session_sim_account(tx, id)?;
                 super::blasts::delete_session_blasts(tx, id)?;

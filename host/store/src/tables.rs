@@ -42,6 +42,22 @@ pub const OUTBOX_SEQ_KEY: &str = "sim_outbox_seq";
 /// media id)`: the JSON `MediaRecord`; the bytes are in the media store.
 pub const MEDIA: TableDefinition<(&str, &str), &[u8]> = TableDefinition::new("media_v1");
 
+/// Chats of each session, keyed `(session id, chat JID)`: the JSON `ChatRecord`.
+pub const CHATS: TableDefinition<(&str, &str), &[u8]> = TableDefinition::new("chats_v1");
+
+/// Each chat's messages in order: `(session id, chat JID, message seq)` →
+/// message id (the record is the `MESSAGES` row of that seq).
+pub const CHAT_MESSAGES: TableDefinition<(&str, &str, u64), &str> =
+    TableDefinition::new("chat_messages_v1");
+
+/// Message records by id: `(session id, message id)` → message seq (the
+/// latest record of that id).
+pub const MESSAGE_IDS: TableDefinition<(&str, &str), u64> = TableDefinition::new("message_ids_v1");
+
+/// `META` key set once every message record is in the chat index (a store
+/// written before the index existed is indexed when opened).
+pub const CHATS_INDEXED_KEY: &str = "chats_indexed";
+
 /// Lid-to-phone mapping learned per session: (session id, lid user part) → phone digits.
 pub const LID_MAP: TableDefinition<(&str, &str), &str> = TableDefinition::new("lid_map_v1");
 

@@ -69,6 +69,8 @@ pub struct MessageData {
     pub quoted_message_id: Option<String>,
     /// Sender of the quoted message.
     pub quoted_sender_jid: Option<String>,
+    /// Whether the sender forwarded it from another chat.
+    pub forwarded: bool,
     /// The network's message id.
     pub message_id: String,
     /// Sent by this account from another linked device.
@@ -77,7 +79,10 @@ pub struct MessageData {
     pub push_name: String,
     /// `text`, `image`, `video`, `audio`, `document`, `sticker`, `location`,
     /// `contact`, `poll`, `reaction`, `interactive`, `interactive_response`,
-    /// `buttons_response`, `list_response`, `template_button_reply`, `unknown`.
+    /// `buttons_response`, `list_response`, `template_button_reply`, `unknown`;
+    /// and the actions on an earlier message, which `quoted_message_id`
+    /// names: `revoke` (deleted for everyone), `edit` (its new `text` or
+    /// `caption`), `pin` and `unpin`.
     pub message_type: String,
     /// The text; for replies the chosen label (or id); for a poll the question.
     pub text: Option<String>,

@@ -43,6 +43,8 @@ pub struct SimInbound {
     pub quoted_message_id: Option<String>,
     /// The author of the quoted message.
     pub quoted_sender_jid: Option<String>,
+    /// Marked as forwarded from another chat.
+    pub forwarded: Option<bool>,
     /// `{latitude, longitude, …}` of a location message.
     pub location: Option<Value>,
     /// The chosen option of a response message.
@@ -219,6 +221,7 @@ impl SimNetwork {
             location: b.location,
             quoted_message_id: b.quoted_message_id,
             quoted_sender_jid: b.quoted_sender_jid,
+            forwarded: b.forwarded.unwrap_or(false),
             selected_id,
             selected_text: b.selected_text,
             native_flow,

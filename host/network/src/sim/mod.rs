@@ -7,9 +7,11 @@
 //! store; faults and the offline queue are the network's memory and reset on restart.
 
 mod account;
+mod chats;
 mod client;
 mod contacts;
 mod convert;
+mod forward;
 mod groups;
 mod ids;
 mod inbound;
@@ -33,7 +35,7 @@ use crate::store::{OutboxEntry, SimUser, Store};
 
 pub use ids::derived_phone;
 pub use world::Faults;
-pub use world::account_memory::{AppStateFault, ReceivedReport};
+pub use world::account_memory::{AppStateFault, ReceivedReport, StarredMessage};
 pub use world::groups::{JoinStatus, Joiner};
 
 use super::{AttachSpec, EventSink, InboundMessage, Network, NetworkError, NetworkSession};

@@ -80,25 +80,28 @@ pub(super) async fn look_up_quote(
     quoted_id: &str,
     to: &Jid,
 ) -> wa::ContextInfo {
-    let qid = quoted_id.to_owned();
-    let kept = with_store(store, session_id, move |s, sid| s.wa_message(sid, &qid))
+    let quoted = kept(store, session_id, quoted_id).await;
+    if quoted.is_none() {
+        tracing::debug!(session = %session_id, quoted = %quoted_id, "the quoted message is not kept (or not readable); quoting it by id only");
+    }
+    quote_context(quoted_id, to, quoted.as_ref())
+}
+
+/// The kept message with this id, read off the async workers; `None` when
+/// it is not kept, or cannot be read (logged).
+pub(super) async fn kept(store: &Store, session_id: &str, message_id: &str) -> Option<Quoted> {
+    let id = message_id.to_owned();
+    let row = with_store(store, session_id, move |s, sid| s.wa_message(sid, &id))
         .await
         .unwrap_or_else(|e| {
-            tracing::warn!(session = %session_id, quoted = %quoted_id, error = %e, "could not read the quoted message; quoting it by id only");
+            tracing::warn!(session = %session_id, message_id = %message_id, error = %e, "could not read the kept message");
             None
-        });
-    let quoted = match kept.as_ref().map(Quoted::from_row) {
-        Some(Ok(q)) => Some(q),
-        Some(Err(e)) => {
-            tracing::debug!(session = %session_id, quoted = %quoted_id, error = %e, "the kept quoted message is unreadable; quoting it by id only");
-            None
-        }
-        None => {
-            tracing::debug!(session = %session_id, quoted = %quoted_id, "the quoted message is not kept; quoting it by id only");
-            None
-        }
-    };
-    quote_context(quoted_id, to, quoted.as_ref())
+        })?;
+    Quoted::from_row(&row)
+        .inspect_err(|e| {
+            tracing::debug!(session = %session_id, message_id = %message_id, error = %e, "the kept message is unreadable");
+        })
+        .ok()
 }
 
 /// A kept message, ready to be quoted.

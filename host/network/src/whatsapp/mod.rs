@@ -32,6 +32,8 @@ pub use config::{WhatsAppConfig, parse_version};
 pub use counters::WhatsAppCounters;
 
 #[cfg(feature = "whatsapp")]
+mod actions;
+#[cfg(feature = "whatsapp")]
 mod build;
 #[cfg(all(test, feature = "whatsapp"))]
 mod cdn;

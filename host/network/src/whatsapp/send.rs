@@ -98,6 +98,19 @@ pub async fn send(
             )));
         }
     };
+    send_built(client, store, session_id, message_id, &jid, message).await
+}
+
+/// Sends a built message to `jid` under `message_id` and keeps it in the
+/// session's history (so it can be quoted, forwarded or acted on later).
+pub(super) async fn send_built(
+    client: &Arc<Client>,
+    store: &Store,
+    session_id: &str,
+    message_id: &str,
+    jid: &whatsapp_rust::Jid,
+    message: wa::Message,
+) -> Result<SendReceipt, NetworkError> {
     // The crate consumes the message; the copy is what gets kept.
     let kept = message.clone();
     let sent = client
@@ -105,7 +118,7 @@ pub async fn send(
         .await
         .map_err(|e| NetworkError::Failed(format!("the message was not sent: {e}")))?;
     let receipt = receipt(sent.message_id);
-    history::keep_sent(client, store, session_id, &receipt, &jid, &kept).await;
+    history::keep_sent(client, store, session_id, &receipt, jid, &kept).await;
     Ok(receipt)
 }
 

@@ -8,11 +8,13 @@ mod failure;
 pub use failure::SendFailure;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::domain::hooks::MessageTransform;
 use crate::domain::message::{Direction, MessageRecord};
 use crate::domain::send::{MediaSource, SendRequest};
 use crate::media::{Media, MediaError};
+use crate::network::chats::ChatState;
 use crate::sessions::{SessionError, Sessions};
 use crate::store::Store;
 
@@ -23,6 +25,7 @@ pub struct SendCore {
     store: Store,
     media: Media,
     transforms: Option<Arc<dyn MessageTransform>>,
+    typing: Duration,
 }
 
 impl SendCore {
@@ -34,7 +37,40 @@ impl SendCore {
             store,
             media,
             transforms: None,
+            typing: Duration::ZERO,
         }
+    }
+
+    /// The same core showing typing for `typing` before each send of
+    /// [`SendCore::send_typed`] (the blasts' and the scheduler's).
+    pub fn with_typing(mut self, typing: Duration) -> Self {
+        self.typing = typing;
+        self
+    }
+
+    /// [`SendCore::send_with_id`], after showing the recipient typing for
+    /// the configured time (none by default), as a person would before
+    /// writing. Typing that cannot be shown does not stop the send.
+    pub async fn send_typed(
+        &self,
+        session_id: &str,
+        request: SendRequest,
+        message_id: &str,
+    ) -> Result<MessageRecord, SessionError> {
+        if !self.typing.is_zero()
+            && let Ok((client, _)) = self.sessions.sender(session_id)
+        {
+            match client
+                .send_chat_state(&request.to, ChatState::Composing)
+                .await
+            {
+                Ok(()) => tokio::time::sleep(self.typing).await,
+                Err(e) => {
+                    tracing::debug!(session = %session_id, error = %e, "typing could not be shown before a send");
+                }
+            }
+        }
+        self.send_with_id(session_id, request, message_id).await
     }
 
     /// The same core with message transforms (the plugins') in its path.

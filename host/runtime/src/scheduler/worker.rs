@@ -139,7 +139,7 @@ impl Inner {
             Ok(request) => request,
             Err(reason) => return self.failed(&send, reason),
         };
-        match self.send.send_with_id(sid, request, &send.message_id).await {
+        match self.send.send_typed(sid, request, &send.message_id).await {
             Ok(record) => self.sent(&send, Some(record.timestamp)),
             Err(e) => self.not_sent(&send, &e),
         }

@@ -281,6 +281,7 @@ impl Intake {
                     self.learn(&pair);
                 }
                 self.contact_event(event, &data);
+                self.chat_event(event, &data);
                 self.publish(event, data);
             }
             NetworkEvent::Contacts(sync) => self.contacts_synced(&sync),
@@ -330,6 +331,37 @@ impl Intake {
             key: Some(key),
         };
         self.queue.push_message(envelope, record, owed);
+    }
+
+    /// Keeps what the account's devices say of a chat (archived, pinned,
+    /// muted, read or unread, deleted) in the chat's record. A failure is
+    /// logged: the event itself is still published.
+    fn chat_event(&self, event: EventName, data: &serde_json::Value) {
+        let Some(chat) = data.get("chat_jid").and_then(serde_json::Value::as_str) else {
+            return;
+        };
+        let id = &self.live.id;
+        let name = event.as_str();
+        let done = if event == EventName::ChatDeleted {
+            self.store.delete_chat(id, chat).map(|_| ())
+        } else if matches!(
+            event,
+            EventName::ArchiveUpdate
+                | EventName::PinUpdate
+                | EventName::MuteUpdate
+                | EventName::MarkChatAsRead
+        ) {
+            self.store
+                .update_chat(id, chat, |c| {
+                    c.on_app_state(name, data);
+                })
+                .map(|_| ())
+        } else {
+            Ok(())
+        };
+        if let Err(e) = done {
+            tracing::error!(session = %id, event = %name, error = %e, "could not keep a chat change");
+        }
     }
 
     fn learn(&self, pair: &LearnedLid) {

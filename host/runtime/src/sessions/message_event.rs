@@ -36,6 +36,7 @@ pub fn message_data(
         chat_phone,
         quoted_message_id: m.quoted_message_id.clone(),
         quoted_sender_jid: m.quoted_sender_jid.clone(),
+        forwarded: m.forwarded,
         message_id: m.message_id.clone(),
         is_from_me: m.is_from_me,
         push_name: m.push_name.clone(),

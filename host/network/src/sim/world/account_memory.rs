@@ -1,7 +1,9 @@
 //! The simulated network's in-memory account state beside the attached
 //! sessions: which app-state collections each session is fetching right now
-//! (a concurrent fetch of the same collection is `skipped`) and the spam
-//! reports the network received. Like faults, it resets on restart.
+//! (a concurrent fetch of the same collection is `skipped`), the spam
+//! reports the network received, the messages each account starred, and
+//! presence: who shows as available and who subscribed to whom. Like
+//! faults, it resets on restart.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
@@ -34,10 +36,25 @@ pub struct ReceivedReport {
     pub report: SpamReport,
 }
 
+/// A starred message: its chat and id.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct StarredMessage {
+    /// The chat JID.
+    pub chat: String,
+    /// The message id.
+    pub message_id: String,
+}
+
 #[derive(Default)]
 struct State {
     fetching: HashSet<(String, Collection)>,
     spam_reports: HashMap<String, Vec<ReceivedReport>>,
+    starred: HashMap<String, HashSet<StarredMessage>>,
+    /// Whether each session shows as available, and since when (Unix seconds).
+    presence: HashMap<String, (bool, i64)>,
+    /// The JIDs each session subscribed to.
+    subscriptions: HashMap<String, HashSet<String>>,
 }
 
 /// The in-memory account state of the whole simulated network.
@@ -87,11 +104,76 @@ impl AccountMemory {
             .unwrap_or_default()
     }
 
+    /// Stars (`true`) or unstars a message for a session's account.
+    pub fn set_starred(&self, session: &str, chat: &str, message_id: &str, starred: bool) {
+        let mut s = self.lock();
+        let set = s.starred.entry(session.to_owned()).or_default();
+        let m = StarredMessage {
+            chat: chat.to_owned(),
+            message_id: message_id.to_owned(),
+        };
+        if starred {
+            set.insert(m);
+        } else {
+            set.remove(&m);
+        }
+    }
+
+    /// The messages a session's account starred, by chat and id.
+    pub fn starred(&self, session: &str) -> Vec<StarredMessage> {
+        let mut all: Vec<StarredMessage> = self
+            .lock()
+            .starred
+            .get(session)
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default();
+        all.sort();
+        all
+    }
+
+    /// Records a session's presence as of `at` (Unix seconds).
+    pub fn set_presence(&self, session: &str, available: bool, at: i64) {
+        self.lock()
+            .presence
+            .insert(session.to_owned(), (available, at));
+    }
+
+    /// A session's presence and since when; unavailable since ever when it
+    /// never said.
+    pub fn presence(&self, session: &str) -> (bool, Option<i64>) {
+        match self.lock().presence.get(session) {
+            Some((available, at)) => (*available, Some(*at)),
+            None => (false, None),
+        }
+    }
+
+    /// Subscribes a session to a JID's presence.
+    pub fn subscribe(&self, session: &str, jid: &str) {
+        self.lock()
+            .subscriptions
+            .entry(session.to_owned())
+            .or_default()
+            .insert(jid.to_owned());
+    }
+
+    /// The sessions subscribed to `jid`'s presence.
+    pub fn subscribers(&self, jid: &str) -> Vec<String> {
+        self.lock()
+            .subscriptions
+            .iter()
+            .filter(|(_, jids)| jids.contains(jid))
+            .map(|(session, _)| session.clone())
+            .collect()
+    }
+
     /// Forgets a deleted session.
     pub fn forget(&self, session: &str) {
         let mut s = self.lock();
         s.fetching.retain(|(id, _)| id != session);
         s.spam_reports.remove(session);
+        s.starred.remove(session);
+        s.presence.remove(session);
+        s.subscriptions.remove(session);
     }
 }
 

@@ -12,6 +12,7 @@ use tokio_util::task::TaskTracker;
 use super::SimConfig;
 
 pub(super) mod account_memory;
+mod actions;
 mod arrivals;
 mod book;
 mod group_ops;
@@ -19,6 +20,7 @@ mod group_rules;
 pub(super) mod groups;
 mod pairing;
 mod people;
+mod presence;
 use super::convert::{Sender, to_inbound};
 use super::ids::SimRng;
 use super::media::SimMedia;
@@ -79,6 +81,26 @@ struct Attached {
     faults: Faults,
     offline_queue: VecDeque<InboundMessage>,
     pairing: Option<CancellationToken>,
+}
+
+/// What one send puts on the network: its outbox kind and body, the
+/// content whose media goes to the media servers (if any), and how a
+/// recipient receives it (given the sender, the chat as the recipient sees
+/// it, the id, the time and the media).
+pub(in crate::sim) struct Outgoing<'a> {
+    /// The outbox entry's kind.
+    pub kind: &'a str,
+    /// The outbox entry's body.
+    pub body: serde_json::Value,
+    /// The content, when it may carry media.
+    pub content: Option<&'a OutboundContent>,
+    /// Builds what a recipient receives.
+    #[allow(clippy::type_complexity)]
+    pub build: &'a (
+            dyn Fn(&Sender<'_>, &str, &str, i64, Option<&NetworkMedia>) -> InboundMessage
+                + Send
+                + Sync
+        ),
 }
 
 /// The whole simulated world.
@@ -280,6 +302,42 @@ impl World {
         to: &Jid,
         content: &OutboundContent,
     ) -> Result<SendReceipt, NetworkError> {
+        self.send_content(id, message_id, to, content, false).await
+    }
+
+    /// Sends `content`, marked forwarded when `forwarded`.
+    pub(in crate::sim) async fn send_content(
+        &self,
+        id: &str,
+        message_id: &str,
+        to: &Jid,
+        content: &OutboundContent,
+        forwarded: bool,
+    ) -> Result<SendReceipt, NetworkError> {
+        let body = serde_json::to_value(content).map_err(internal)?;
+        let outgoing = Outgoing {
+            kind: content.kind().as_str(),
+            body,
+            content: Some(content),
+            build: &|sender, chat, message_id, timestamp, media| {
+                let mut m = to_inbound(sender, chat, content, message_id, timestamp, media);
+                m.forwarded = forwarded;
+                m
+            },
+        };
+        self.send_outgoing(id, message_id, to, outgoing).await
+    }
+
+    /// Sends one message of any shape (content or an action on an earlier
+    /// message): the faults, the membership rule, the one-message-per-id
+    /// rule, the outbox entry and the delivery to every peer reached.
+    pub(in crate::sim) async fn send_outgoing(
+        &self,
+        id: &str,
+        message_id: &str,
+        to: &Jid,
+        outgoing: Outgoing<'_>,
+    ) -> Result<SendReceipt, NetworkError> {
         let (faults, me) = self.with(id, |s| match (&s.link, &s.account) {
             (Link::Online, Some(a)) => Ok((s.faults.clone(), a.clone())),
             _ => Err(NetworkError::NotConnected),
@@ -308,11 +366,10 @@ impl World {
         }
         let message_id = message_id.to_owned();
         let timestamp = unix_now();
-        let body = serde_json::to_value(content).map_err(internal)?;
         let entry = OutboxEntry {
             to: to_str.clone(),
-            kind: content.kind().as_str().to_owned(),
-            body,
+            kind: outgoing.kind.to_owned(),
+            body: outgoing.body,
             message_id: message_id.clone(),
             timestamp,
         };
@@ -326,20 +383,12 @@ impl World {
             jid: &me.jid,
             push_name: &push_name,
         };
-        let media = if peers.is_empty() {
-            None
-        } else {
-            self.sent_media(id, content).await?
+        let media = match outgoing.content {
+            Some(content) if !peers.is_empty() => self.sent_media(id, content).await?,
+            _ => None,
         };
         for peer in peers {
-            let inbound = to_inbound(
-                &sender,
-                chat,
-                content,
-                &message_id,
-                timestamp,
-                media.as_ref(),
-            );
+            let inbound = (outgoing.build)(&sender, chat, &message_id, timestamp, media.as_ref());
             // The peer may have been deleted since; the sender's send still succeeded.
             let _ = self.deliver(&peer, inbound).await;
         }

@@ -33,7 +33,7 @@ pub(super) fn picture_id(url: &str) -> String {
 
 impl World {
     /// The account of a session that is online.
-    fn online_account(&self, id: &str) -> Result<Account, NetworkError> {
+    pub(super) fn online_account(&self, id: &str) -> Result<Account, NetworkError> {
         self.with(id, |s| match (&s.link, &s.account) {
             (Link::Online, Some(a)) => Ok(a.clone()),
             _ => Err(NetworkError::NotConnected),

@@ -158,6 +158,7 @@ pub fn fill(m: &mut InboundMessage, message: &wa::Message) {
     if let Some(c) = context {
         m.quoted_message_id = c.stanza_id.clone().filter(|s| !s.is_empty());
         m.quoted_sender_jid = c.participant.clone().filter(|s| !s.is_empty());
+        m.forwarded = c.is_forwarded.unwrap_or(false);
     }
 }
 

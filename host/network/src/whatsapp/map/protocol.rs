@@ -56,6 +56,9 @@ pub fn classify(msg: &wa::Message, info: &MessageInfo, drained: bool) -> Message
     if let Some(u) = base.poll_update_message.as_option() {
         return poll_vote(u, info);
     }
+    if let Some(p) = base.pin_in_chat_message.as_option() {
+        return MessageItem::Message(Box::new(pin(p, msg, info, drained)));
+    }
     if !has_content(base) {
         // A sender-key distribution or a secret with nothing to show.
         return MessageItem::Internal("message_without_content");
@@ -72,6 +75,27 @@ fn has_content(b: &wa::Message) -> bool {
         ..Default::default()
     };
     *b != bare
+}
+
+/// A message pinned for everyone in its chat (`pin`) or unpinned
+/// (`unpin`); `quoted_message_id` names it.
+fn pin(
+    p: &wa::message::PinInChatMessage,
+    msg: &wa::Message,
+    info: &MessageInfo,
+    drained: bool,
+) -> InboundMessage {
+    use wa::message::pin_in_chat_message::Type as Pin;
+    let mut m = message::inbound(msg, info, drained);
+    m.message_type = match p.r#type {
+        Some(Pin::UNPIN_FOR_ALL) => "unpin",
+        _ => "pin",
+    }
+    .into();
+    let target = p.key.as_option();
+    m.quoted_message_id = target.and_then(|k| k.id.clone());
+    m.quoted_sender_jid = target.and_then(|k| k.participant.clone());
+    m
 }
 
 fn protocol(

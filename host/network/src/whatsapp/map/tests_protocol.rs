@@ -1,5 +1,5 @@
-//! Classification tests: revokes and edits become messages naming their
-//! target, poll votes are opened with the poll's secret, a chat's timer is
+//! Classification tests: revokes, edits and pins become messages naming
+//! their target, a forward says it is one, poll votes are opened with the poll's secret, a chat's timer is
 //! an event, and traffic between the account's own devices is no message.
 
 use serde_json::json;
@@ -127,6 +127,63 @@ fn an_edited_caption_is_the_edit_s_caption() {
         ),
         ("edit", Some("new caption"), None)
     );
+}
+
+#[test]
+fn a_pin_becomes_a_pin_message_naming_its_target_field_by_field() {
+    use wa::message::pin_in_chat_message::Type as Pin;
+    let pin = |kind| wa::Message {
+        pin_in_chat_message: MessageField::some(wa::message::PinInChatMessage {
+            key: key("PINNED", "4915100000000@s.whatsapp.net"),
+            r#type: Some(kind),
+            sender_timestamp_ms: Some(1_700_000_100_000),
+        }),
+        message_context_info: MessageField::some(wa::MessageContextInfo {
+            message_add_on_duration_in_secs: Some(86_400),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let m = message(classify(&pin(Pin::PIN_FOR_ALL), &info(), false));
+    assert_eq!(m.message_type, "pin");
+    assert_eq!(m.message_id, "3EB0BB", "the pin's own id");
+    assert_eq!(m.quoted_message_id.as_deref(), Some("PINNED"));
+    assert_eq!(
+        m.quoted_sender_jid.as_deref(),
+        Some("4915100000000@s.whatsapp.net")
+    );
+    assert_eq!(m.chat, "120363000000000001@g.us");
+    assert_eq!(m.from, "4915112345678@s.whatsapp.net");
+    assert_eq!(m.push_name, "Greta");
+    assert_eq!(m.timestamp, 1_700_000_100);
+    assert_eq!((m.text, m.caption, m.media), (None, None, None));
+    let m = message(classify(&pin(Pin::UNPIN_FOR_ALL), &info(), false));
+    assert_eq!(m.message_type, "unpin");
+}
+
+#[test]
+fn a_forwarded_message_says_so() {
+    let forwarded = wa::Message {
+        extended_text_message: MessageField::some(wa::message::ExtendedTextMessage {
+            text: Some("passed on".into()),
+            context_info: MessageField::some(wa::ContextInfo {
+                is_forwarded: Some(true),
+                forwarding_score: Some(3),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let m = message(classify(&forwarded, &info(), false));
+    assert_eq!(m.message_type, "text");
+    assert_eq!(m.text.as_deref(), Some("passed on"));
+    assert!(m.forwarded);
+    let plain = wa::Message {
+        conversation: Some("mine".into()),
+        ..Default::default()
+    };
+    assert!(!message(classify(&plain, &info(), false)).forwarded);
 }
 
 #[test]

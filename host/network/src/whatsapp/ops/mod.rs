@@ -1,11 +1,13 @@
 //! Group, contact, account and media operations of a whatsapp session, one
 //! file per family: `groups` (the crate's `groups()` feature), `contacts`
 //! (`contacts()` and usync), `account` (trust tokens, spam reports,
-//! app-state resync), `media` (downloads from the CDN). What is not
+//! app-state resync), `media` (downloads from the CDN), `chats` (read
+//! receipts, message actions, presence, typing, chat actions, LID lookups). What is not
 //! mapped to the crate yet answers `NotSupported` with a message that says
 //! so (listed in docs/whatsapp.md).
 
 mod account;
+mod chats;
 mod contacts;
 mod groups;
 mod media;
@@ -27,6 +29,7 @@ mod tests {
     use std::sync::Arc;
 
     use crate::account::{AccountOps, Collection, ResyncMode, SpamFlow, SpamReport};
+    use crate::chats::{ChatAction, ChatOps, ChatState, MessageAction, MessageKey};
     use crate::contacts::ContactOps;
     use crate::domain::group::SettingsUpdate;
     use crate::domain::jid::Jid;
@@ -73,6 +76,12 @@ mod tests {
         let group = Jid::parse("120363000000000001@g.us").unwrap();
         let user = Jid::parse("15550001111@s.whatsapp.net").unwrap();
         let who = [user.clone()];
+        let key = MessageKey {
+            chat: user.clone(),
+            message_id: "3EB0AA".into(),
+            from_me: true,
+            sender: None,
+        };
         fn g<T>(r: Result<T, GroupError>) -> Result<T, String> {
             r.map_err(|e| format!("{e:?}"))
         }
@@ -162,11 +171,34 @@ mod tests {
                 )
                 .await,
             ),
+            verdict("mark_read", s.mark_read(&user, None, &["m".into()]).await),
+            verdict(
+                "act",
+                s.act(
+                    "3EB0CC",
+                    &MessageAction::Revoke {
+                        target: key.clone(),
+                    },
+                )
+                .await,
+            ),
+            verdict("star", s.star(&key, true).await),
+            verdict("set_presence", s.set_presence(true).await),
+            verdict("subscribe_presence", s.subscribe_presence(&user).await),
+            verdict(
+                "send_chat_state",
+                s.send_chat_state(&user, ChatState::Composing).await,
+            ),
+            verdict(
+                "chat_action",
+                s.chat_action(&user, ChatAction::Archive(true)).await,
+            ),
+            verdict("look_up_lid", s.look_up_lid(&user).await),
         ];
         assert_eq!(
             answers.len(),
-            23,
-            "every operation of the four traits is asked"
+            31,
+            "every operation of the five traits is asked"
         );
         for (name, answer) in &answers {
             let expected_missing = NOT_IN_THE_CRATE.contains(name);

@@ -90,7 +90,7 @@ impl Worker {
         request: crate::domain::send::SendRequest,
         message_id: &str,
     ) -> SendOutcome {
-        match self.p.send.send_with_id(sid, request, message_id).await {
+        match self.p.send.send_typed(sid, request, message_id).await {
             Ok(record) => SendOutcome::Sent {
                 message_id: record.message_id,
             },
