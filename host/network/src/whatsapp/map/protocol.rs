@@ -1,5 +1,5 @@
 //! What one decrypted message is to the gateway: a message for intake (user
-//! content, and the revokes and edits that name an earlier message), a poll
+//! content, and the revokes, edits and pins that name an earlier message), a poll
 //! vote to open with the poll's secret, a chat setting, or protocol traffic
 //! between the account's own devices that the crate handles itself (key
 //! shares, history-sync notices, peer requests), which is no message at all.
@@ -17,7 +17,7 @@ use crate::{InboundMessage, NetworkEvent};
 /// One decrypted message, classified.
 #[derive(Debug, Clone, PartialEq)]
 pub enum MessageItem {
-    /// A message event (user content, a revoke or an edit).
+    /// A message event (user content, a revoke, an edit or a pin).
     Message(Box<InboundMessage>),
     /// A vote on a poll, still encrypted.
     PollVote(PollVote),

@@ -1,10 +1,10 @@
-//! Group, contact, account and media operations of a whatsapp session, one
-//! file per family: `groups` (the crate's `groups()` feature), `contacts`
-//! (`contacts()` and usync), `account` (trust tokens, spam reports,
-//! app-state resync), `media` (downloads from the CDN), `chats` (read
-//! receipts, message actions, presence, typing, chat actions, LID lookups). What is not
-//! mapped to the crate yet answers `NotSupported` with a message that says
-//! so (listed in docs/whatsapp.md).
+//! Group, contact, account, media and chat operations of a whatsapp
+//! session, one file per family: `groups` (the crate's `groups()` feature),
+//! `contacts` (`contacts()` and usync), `account` (trust tokens, spam
+//! reports, app-state resync), `media` (downloads from the CDN), `chats`
+//! (read receipts, message actions, presence, typing, chat actions, LID
+//! lookups). What is not mapped to the crate yet answers `NotSupported`
+//! with a message that says so (listed in docs/whatsapp.md).
 
 mod account;
 mod chats;
