@@ -184,7 +184,7 @@ async fn an_edit_reaches_the_recipient_with_the_new_text() {
             json!({ "to": bob["jid"], "message_id": theirs, "text": "yours now" }),
         )
         .await
-        .expect_error(400, "invalid_field");
+        .expect_error(409, "message_not_editable");
     // A poll has no text to edit.
     let poll = server
         .post(

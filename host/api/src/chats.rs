@@ -1,6 +1,6 @@
 //! Chats: the list (`GET …/chats`), one chat, its history (newest first,
 //! cursor-paginated), and the chat-level actions that go to the network as
-//! app-state changes (archive, pin, mute, mark unread, delete).
+//! app-state changes (archive, pin, mute and unmute, mark unread, delete).
 
 use axum::Router;
 use axum::extract::State;
@@ -30,6 +30,7 @@ pub fn routes() -> Router<AppState> {
         .route(&format!("{c}/archive"), post(archive))
         .route(&format!("{c}/pin"), post(pin))
         .route(&format!("{c}/mute"), post(mute))
+        .route(&format!("{c}/unmute"), post(unmute))
         .route(&format!("{c}/unread"), post(unread))
 }
 
@@ -128,6 +129,7 @@ struct HistoryQuery {
     /// Page size: 50 when absent, clamped to 1..=500.
     limit: Option<i64>,
     /// The `next_cursor` of the previous page; the newest page when absent.
+    #[param(pattern = "^[0-9]{1,19}$")]
     cursor: Option<String>,
 }
 
@@ -229,19 +231,14 @@ async fn pin(
     act(&state, &id, &jid, action).await
 }
 
-/// Body of `POST …/chats/{jid}/mute`; empty means mute for ever.
+/// Body of `POST …/chats/{jid}/mute`; empty means for ever.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 #[schema(as = ChatMuteIn)]
 struct MuteIn {
-    /// `true` (the default) mutes, `false` unmutes.
-    muted: Option<bool>,
-    /// Mute for this many seconds (at least 1); for ever when neither this
-    /// nor `until` is given.
+    /// Mute for this many seconds; for ever when absent.
     #[schema(minimum = 1)]
     duration_seconds: Option<i64>,
-    /// Mute until these Unix seconds (in the future).
-    until: Option<i64>,
 }
 
 #[utoipa::path(
@@ -249,7 +246,7 @@ struct MuteIn {
     path = "/api/v1/sessions/{id}/chats/{jid}/mute",
     operation_id = "chats_mute",
     tag = "chats",
-    summary = "Mute a chat (for a while or for ever), or unmute it",
+    summary = "Mute a chat, for a while or for ever",
     params(ChatPath),
     request_body(content = Option<MuteIn>),
     responses((status = 200, body = ChatRecord), crate::openapi::common::ApiErrors)
@@ -259,34 +256,33 @@ async fn mute(
     ApiPath(ChatPath { id, jid }): ApiPath<ChatPath>,
     MaybeJson(body): MaybeJson<MuteIn>,
 ) -> ApiResult<Json<ChatRecord>> {
-    let action = match (
-        body.muted.unwrap_or(true),
-        body.duration_seconds,
-        body.until,
-    ) {
-        (false, None, None) => ChatAction::Unmute,
-        (false, _, _) => {
-            return Err(ApiError::invalid_field(
-                "muted",
-                "is false: `duration_seconds` and `until` apply to a mute only",
-            ));
-        }
-        (true, Some(_), Some(_)) => {
-            return Err(ApiError::invalid_field(
-                "duration_seconds",
-                "and `until` exclude each other",
-            ));
-        }
-        (true, Some(d), None) if d < 1 => {
+    let action = match body.duration_seconds {
+        None => ChatAction::Mute(None),
+        Some(d) if d < 1 => {
             return Err(ApiError::invalid_field(
                 "duration_seconds",
                 "must be at least 1",
             ));
         }
-        (true, Some(d), None) => ChatAction::Mute(Some(unix_now().saturating_add(d))),
-        (true, None, until) => ChatAction::Mute(until),
+        Some(d) => ChatAction::Mute(Some(unix_now().saturating_add(d))),
     };
     act(&state, &id, &jid, action).await
+}
+
+#[utoipa::path(
+    post,
+    path = "/api/v1/sessions/{id}/chats/{jid}/unmute",
+    operation_id = "chats_unmute",
+    tag = "chats",
+    summary = "Unmute a chat",
+    params(ChatPath),
+    responses((status = 200, body = ChatRecord), crate::openapi::common::ApiErrors)
+)]
+async fn unmute(
+    State(state): State<AppState>,
+    ApiPath(ChatPath { id, jid }): ApiPath<ChatPath>,
+) -> ApiResult<Json<ChatRecord>> {
+    act(&state, &id, &jid, ChatAction::Unmute).await
 }
 
 /// Body of `POST …/chats/{jid}/unread`; empty means mark unread.

@@ -144,6 +144,7 @@ impl From<SessionError> for ApiError {
             SessionError::PhoneTaken(_) => Self::conflict("phone_taken", msg),
             SessionError::Paused(_) => Self::conflict("session_paused", msg),
             SessionError::WrongState(_) => Self::conflict("invalid_session_state", msg),
+            SessionError::Conflict { code, .. } => Self::conflict(code, msg),
             SessionError::Network(n) => n.into(),
             SessionError::Store(s) => s.into(),
             SessionError::RejectedByPlugin(_) => {

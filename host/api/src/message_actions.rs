@@ -81,6 +81,37 @@ fn sender(field: &str, value: Option<&str>) -> ApiResult<Option<Jid>> {
         .transpose()
 }
 
+/// A message id in a body: not blank, at most 256 characters.
+struct MessageIdSchema;
+
+impl utoipa::PartialSchema for MessageIdSchema {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .min_length(Some(1))
+            .max_length(Some(MAX_ID_CHARS))
+            .pattern(Some(r"[^\s\x85]"))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for MessageIdSchema {}
+
+/// A pin's duration: one of [`PIN_DURATIONS`].
+struct PinDurationSchema;
+
+impl utoipa::PartialSchema for PinDurationSchema {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::Integer)
+            .enum_values(Some(PIN_DURATIONS))
+            .default(Some(serde_json::json!(86_400)))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for PinDurationSchema {}
+
 /// `200` of an action sent as a message.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ActionOut {
@@ -127,8 +158,9 @@ struct ReadIn {
     /// when absent and the whole chat is read).
     #[schema(value_type = Option<UserAddress>)]
     sender: Option<String>,
-    /// The messages to mark read (at most 1000); absent: every unread
+    /// The messages to mark read (1 to 1000); absent: every unread
     /// received message of the chat.
+    #[schema(min_items = 1, max_items = 1000, value_type = Option<Vec<MessageIdSchema>>)]
     message_ids: Option<Vec<String>>,
 }
 
@@ -197,6 +229,7 @@ struct RevokeIn {
     #[schema(value_type = ChatAddress)]
     to: String,
     /// The message to delete for everyone.
+    #[schema(min_length = 1, max_length = 256, pattern = r"[^\s\x85]")]
     message_id: String,
     /// Its author, when it is someone else's message in a group this
     /// account administers (an admin revoke); also taken as `sender`.
@@ -242,6 +275,7 @@ struct EditIn {
     #[schema(value_type = ChatAddress)]
     to: String,
     /// The message to edit (this account's own).
+    #[schema(min_length = 1, max_length = 256, pattern = r"[^\s\x85]")]
     message_id: String,
     /// The new text (for a picture, video or document: the new caption);
     /// not blank, at most 65,536 characters.
@@ -291,10 +325,11 @@ struct PinIn {
     #[schema(value_type = ChatAddress)]
     chat: String,
     /// The message to pin or unpin.
+    #[schema(min_length = 1, max_length = 256, pattern = r"[^\s\x85]")]
     message_id: String,
     /// How long it stays pinned: 86400 (24 h, the default), 604800 (7 days)
     /// or 2592000 (30 days); 0 unpins it.
-    #[schema(default = 86400)]
+    #[schema(value_type = Option<PinDurationSchema>)]
     duration_seconds: Option<i64>,
     /// Whether this account sent it; read from the gateway's records when
     /// absent.
@@ -341,25 +376,49 @@ async fn pin(
     Ok(action_out(record))
 }
 
-/// Body of `POST …/messages/forward`: `message_id` (a message the gateway
-/// holds) or `text` (waxum's form: a text marked forwarded), not both.
+/// `POST …/messages/forward` of a message the gateway holds.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-#[schema(as = ForwardIn)]
-struct ForwardIn {
+#[schema(as = ForwardMessageIn)]
+struct ForwardMessageIn {
     /// Where it goes.
     #[schema(value_type = ChatAddress)]
     to: String,
     /// The message to forward: one the session sent or received.
-    message_id: Option<String>,
-    /// A text to send marked forwarded (waxum's form).
-    text: Option<String>,
-    /// Accepted for waxum's clients when null: a forward is not a reply.
-    #[schema(value_type = Option<String>)]
+    #[schema(min_length = 1, max_length = 256, pattern = r"[^\s\x85]")]
+    message_id: String,
+}
+
+/// `POST …/messages/forward` of a text (waxum's form): sent marked forwarded.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = ForwardTextIn)]
+struct ForwardTextIn {
+    /// Where it goes.
+    #[schema(value_type = ChatAddress)]
+    to: String,
+    /// The text; not blank, at most 65,536 characters.
+    #[schema(min_length = 1, max_length = 65536, pattern = r"[^\s\x85]")]
+    text: String,
+    /// Accepted for waxum's clients; must be null: a forward is not a reply.
+    #[schema(value_type = Option<()>)]
     reply_to: Option<Value>,
-    /// Accepted for waxum's clients when null: a forward is sent now.
-    #[schema(value_type = Option<String>)]
+    /// Accepted for waxum's clients; must be null: a forward is sent now.
+    #[schema(value_type = Option<()>)]
     send_at: Option<Value>,
+}
+
+/// Body of `POST …/messages/forward`: a held message (`message_id`) or a
+/// text (`text`), not both. (The handler tells them apart itself, for
+/// clearer errors than an untagged enum gives; this type is the schema.)
+#[derive(Deserialize, ToSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum ForwardIn {
+    /// Forward a message the session sent or received.
+    Message(ForwardMessageIn),
+    /// Send a text marked forwarded.
+    Text(ForwardTextIn),
 }
 
 #[utoipa::path(
@@ -376,37 +435,43 @@ struct ForwardIn {
 async fn forward(
     State(state): State<AppState>,
     ApiPath(SessionPath { id }): ApiPath<SessionPath>,
-    ApiJson(body): ApiJson<ForwardIn>,
+    ApiJson(body): ApiJson<Value>,
 ) -> ApiResult<Json<ActionOut>> {
-    for (field, v) in [("reply_to", &body.reply_to), ("send_at", &body.send_at)] {
-        if v.as_ref().is_some_and(|v| !v.is_null()) {
-            return Err(ApiError::invalid_field(
-                field,
-                "is not supported for a forward (it is sent now, as a copy, not a reply)",
-            ));
-        }
-    }
-    let to = chat_jid("to", &body.to)?;
-    let request = match (body.message_id, body.text) {
-        (Some(m), None) => ActionRequest::Forward {
-            to,
-            message_id: message_id("message_id", &m)?,
-        },
-        (None, Some(t)) => ActionRequest::ForwardText {
-            to,
-            text: text("text", &t)?,
-        },
-        (Some(_), Some(_)) => {
+    let has = |k: &str| body.get(k).is_some_and(|v| !v.is_null());
+    let request = match (has("message_id"), has("text")) {
+        (true, true) => {
             return Err(ApiError::invalid_field(
                 "message_id",
                 "and `text` exclude each other: forward a held message or a text",
             ));
         }
-        (None, None) => {
+        (false, false) => {
             return Err(ApiError::invalid_field(
                 "message_id",
                 "is required (or `text`, to forward a text)",
             ));
+        }
+        (true, false) => {
+            let b: ForwardMessageIn = super::extract::parse_json(body.to_string().as_bytes())?;
+            ActionRequest::Forward {
+                to: chat_jid("to", &b.to)?,
+                message_id: message_id("message_id", &b.message_id)?,
+            }
+        }
+        (false, true) => {
+            let b: ForwardTextIn = super::extract::parse_json(body.to_string().as_bytes())?;
+            for (field, v) in [("reply_to", &b.reply_to), ("send_at", &b.send_at)] {
+                if v.as_ref().is_some_and(|v| !v.is_null()) {
+                    return Err(ApiError::invalid_field(
+                        field,
+                        "must be null: a forward is sent now, as a copy, not a reply",
+                    ));
+                }
+            }
+            ActionRequest::ForwardText {
+                to: chat_jid("to", &b.to)?,
+                text: text("text", &b.text)?,
+            }
         }
     };
     let record = state.chats.act(&id, request).await?;
@@ -423,6 +488,7 @@ struct StarIn {
     #[schema(value_type = ChatAddress)]
     chat: String,
     /// The message.
+    #[schema(min_length = 1, max_length = 256, pattern = r"[^\s\x85]")]
     message_id: String,
     /// `true` (the default) stars it, `false` unstars it.
     #[schema(default = true)]

@@ -79,6 +79,7 @@ pub const DOCUMENT_PATH: &str = "/api/v1/openapi.json";
         super::chats::archive,
         super::chats::pin,
         super::chats::mute,
+        super::chats::unmute,
         super::chats::unread,
         super::chats::delete,
         super::presence::set_presence,

@@ -107,9 +107,12 @@ impl Chats {
             ActionRequest::Edit(t, text) => {
                 let target = self.key(session_id, &t)?;
                 if !target.from_me {
-                    return Err(SessionError::Invalid {
-                        field: "message_id",
-                        message: "names a message of someone else; only this account's own messages can be edited".into(),
+                    return Err(SessionError::Conflict {
+                        code: "message_not_editable",
+                        message: format!(
+                            "message `{}` is someone else's; only this account's own messages can be edited",
+                            t.message_id
+                        ),
                     });
                 }
                 let body = json!({ "message_id": t.message_id, "text": text });

@@ -188,14 +188,6 @@ impl Chats {
         action: ChatAction,
     ) -> Result<Option<ChatRecord>, SessionError> {
         let (client, _) = self.sessions.sender(session_id)?;
-        if let ChatAction::Mute(Some(until)) = action
-            && until <= unix_now()
-        {
-            return Err(SessionError::Invalid {
-                field: "until",
-                message: "must be in the future (Unix seconds)".into(),
-            });
-        }
         client.chat_action(chat, action).await?;
         let jid = chat.to_string();
         if action == ChatAction::Delete {

@@ -47,7 +47,8 @@ impl SendFailure {
             )
             | SessionError::Invalid { .. }
             | SessionError::AlreadyExists(_)
-            | SessionError::PhoneTaken(_) => SendFailure::Fail(msg),
+            | SessionError::PhoneTaken(_)
+            | SessionError::Conflict { .. } => SendFailure::Fail(msg),
         }
     }
 }

@@ -35,6 +35,15 @@ pub enum SessionError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// What was asked does not fit the state of what it names (a message
+    /// that is not this account's to edit): `code` says which rule.
+    #[error("{message}")]
+    Conflict {
+        /// The error code.
+        code: &'static str,
+        /// What is wrong.
+        message: String,
+    },
     /// A message-transform plugin refused the send.
     #[error("the send was rejected by {0}")]
     RejectedByPlugin(String),

@@ -58,9 +58,13 @@ impl World {
                 if target.from_me {
                     self.own_sent(id, target)?;
                 } else if !target.chat.is_group() {
-                    return Err(NetworkError::Rejected(
-                        "only a group admin can delete someone else's message, in a group".into(),
-                    ));
+                    // Someone else's message is deleted for everyone only in
+                    // a group, by an admin: in a one-to-one chat there is
+                    // no such message this account could delete.
+                    return Err(NetworkError::NotFound(format!(
+                        "no message `{}` of someone else that this account could delete in {}: only a group admin deletes others' messages",
+                        target.message_id, target.chat
+                    )));
                 }
                 let template = InboundMessage {
                     message_type: "revoke".into(),

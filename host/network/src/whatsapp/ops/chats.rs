@@ -204,7 +204,9 @@ impl ChatOps for WaSession {
             ChatAction::Pin(true) => a.pin_chat(&jid).await,
             ChatAction::Pin(false) => a.unpin_chat(&jid).await,
             ChatAction::Mute(None) => a.mute_chat(&jid).await,
-            ChatAction::Mute(Some(until)) => a.mute_chat_until(&jid, until * 1000).await,
+            ChatAction::Mute(Some(until)) => {
+                a.mute_chat_until(&jid, until.saturating_mul(1000)).await
+            }
             ChatAction::Unmute => a.unmute_chat(&jid).await,
             ChatAction::MarkUnread(unread) => a.mark_chat_as_read(&jid, !unread, None).await,
             ChatAction::Delete => a.delete_chat(&jid, false, None).await,
