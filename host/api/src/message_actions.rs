@@ -95,7 +95,29 @@ impl utoipa::PartialSchema for MessageIdSchema {
     }
 }
 
-impl utoipa::ToSchema for MessageIdSchema {}
+impl utoipa::ToSchema for MessageIdSchema {
+    fn name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("MessageId")
+    }
+}
+
+/// A field that is accepted only as `null` (a field of waxum's bodies that
+/// has no meaning here).
+struct NullSchema;
+
+impl utoipa::PartialSchema for NullSchema {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::Null)
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for NullSchema {
+    fn name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("NullOnly")
+    }
+}
 
 /// A pin's duration: one of [`PIN_DURATIONS`].
 struct PinDurationSchema;
@@ -110,7 +132,11 @@ impl utoipa::PartialSchema for PinDurationSchema {
     }
 }
 
-impl utoipa::ToSchema for PinDurationSchema {}
+impl utoipa::ToSchema for PinDurationSchema {
+    fn name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("PinDuration")
+    }
+}
 
 /// `200` of an action sent as a message.
 #[derive(Debug, Serialize, ToSchema)]
@@ -401,10 +427,10 @@ struct ForwardTextIn {
     #[schema(min_length = 1, max_length = 65536, pattern = r"[^\s\x85]")]
     text: String,
     /// Accepted for waxum's clients; must be null: a forward is not a reply.
-    #[schema(value_type = Option<()>)]
+    #[schema(value_type = Option<NullSchema>)]
     reply_to: Option<Value>,
     /// Accepted for waxum's clients; must be null: a forward is sent now.
-    #[schema(value_type = Option<()>)]
+    #[schema(value_type = Option<NullSchema>)]
     send_at: Option<Value>,
 }
 
