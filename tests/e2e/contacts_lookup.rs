@@ -127,6 +127,10 @@ async fn check_refuses_bad_lists_and_sessions_that_cannot_ask() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn contact_info_comes_from_the_network_and_the_saved_name_from_the_address_book() {
     let (server, peer) = world().await;
+    let pic = server
+        .get("/api/v1/sessions/s/contacts/15550002222@s.whatsapp.net/picture")
+        .await
+        .expect(200);
     let info = |jid: Value| {
         let server = &server;
         async move {
@@ -137,7 +141,10 @@ async fn contact_info_comes_from_the_network_and_the_saved_name_from_the_address
     };
     assert_eq!(
         info(json!("15550002222@s.whatsapp.net")).await.expect(200),
-        json!({ "jid": "15550002222@s.whatsapp.net", "name": "Bakery", "notify": "Bakery", "verified_name": "ACME Bakery" })
+        json!({
+            "jid": "15550002222@s.whatsapp.net", "name": "Bakery", "notify": "Bakery", "verified_name": "ACME Bakery",
+            "lid": "222@lid", "is_registered": true, "is_business": true, "status": null, "picture_id": pic["id"],
+        })
     );
     server
         .post(
@@ -149,7 +156,10 @@ async fn contact_info_comes_from_the_network_and_the_saved_name_from_the_address
     let ann = info(json!("+15550001111")).await.expect(200);
     assert_eq!(
         ann,
-        json!({ "jid": "15550001111@s.whatsapp.net", "name": "Ann Smith", "notify": "Ann", "verified_name": null })
+        json!({
+            "jid": "15550001111@s.whatsapp.net", "name": "Ann Smith", "notify": "Ann", "verified_name": null,
+            "lid": null, "is_registered": true, "is_business": false, "status": null, "picture_id": null,
+        })
     );
     let p = info(json!(peer)).await.expect(200);
     assert_eq!(
@@ -228,8 +238,14 @@ async fn user_info_lists_the_users_on_the_network_and_leaves_out_the_rest() {
     assert_eq!(
         body,
         json!({ "users": [
-            { "jid": "15550002222@s.whatsapp.net", "verified_name": "ACME Bakery", "picture_id": pic["id"] },
-            { "jid": format!("{peer}@s.whatsapp.net"), "verified_name": null, "picture_id": null },
+            {
+                "jid": "15550002222@s.whatsapp.net", "verified_name": "ACME Bakery", "picture_id": pic["id"],
+                "lid": "222@lid", "is_business": true, "status": null,
+            },
+            {
+                "jid": format!("{peer}@s.whatsapp.net"), "verified_name": null, "picture_id": null,
+                "lid": null, "is_business": false, "status": null,
+            },
         ]})
     );
     for (body, field) in [

@@ -335,7 +335,7 @@ async fn leaving_hands_admin_on_and_the_last_member_leaving_deletes_the_group() 
     );
     assert_eq!(
         now["participants"],
-        json!([{ "jid": jid(&bob), "role": "admin" }])
+        json!([{ "jid": jid(&bob), "role": "admin", "phone_number": jid(&bob) }])
     );
     assert_eq!(
         server

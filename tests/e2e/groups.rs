@@ -47,7 +47,14 @@ async fn creating_a_group_makes_the_creator_superadmin_and_tells_the_added_sessi
     assert_eq!(list["total"], 1);
     assert_eq!(
         list["groups"],
-        json!([{ "jid": group, "name": "Team", "participant_count": 2 }])
+        json!([{
+            "jid": group, "name": "Team", "subject": "Team", "participant_count": 2,
+            "participants": [
+                { "jid": jid(&alice), "role": "superadmin", "phone_number": jid(&alice) },
+                { "jid": jid(&bob), "role": "member", "phone_number": jid(&bob) },
+            ],
+            "addressing_mode": "Pn",
+        }])
     );
 
     let got = server.get(&path("bob", &group, "")).await.expect(200);

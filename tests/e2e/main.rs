@@ -66,6 +66,7 @@ mod sessions;
 mod sim_events;
 mod stream;
 mod stream_resume;
+mod waxum_aliases;
 mod webhook_crash;
 mod webhook_crash_support;
 mod webhook_delivery;

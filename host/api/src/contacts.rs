@@ -136,7 +136,8 @@ async fn list(
 #[schema(as = PhoneCheckIn)]
 struct CheckIn {
     /// The phone numbers (or user JIDs) to check; duplicates are checked
-    /// once. Also taken as `phone_numbers`, waxum's spelling.
+    /// once. Also taken as `phone_numbers`, as a client written for waxum
+    /// sends it.
     #[serde(alias = "phone_numbers")]
     #[schema(value_type = Vec<PhoneOrUserJid>, min_items = 1, max_items = 1000)]
     phones: Vec<String>,
@@ -205,14 +206,90 @@ async fn check(
     Ok(Json(PhoneChecks { results }))
 }
 
-/// Body of `POST …/contacts/info`.
+/// Body of `POST …/contacts/info`: one account, or a list of them as waxum
+/// sends it.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(untagged, try_from = "InfoFields")]
+#[schema(as = ContactInfoIn)]
+enum InfoIn {
+    /// One account, answered with its info.
+    One(InfoByJid),
+    /// Several accounts, waxum's request, answered with `{contacts}`.
+    Many(InfoByPhones),
+}
+
+/// `POST …/contacts/info` for one account.
+// The body is read through `InfoFields`; the serde attributes here (and on
+// `InfoByPhones`) are what the document reads to close each form to
+// unknown fields, as the reading does.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-#[schema(as = ContactInfoIn)]
-struct InfoIn {
+#[schema(as = ContactInfoByJidIn)]
+struct InfoByJid {
     /// The account: a phone number, a user JID or a LID.
     #[schema(value_type = crate::openapi::common::UserAddress)]
     jid: String,
+}
+
+/// `POST …/contacts/info` for several accounts, as waxum asks.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = ContactInfoByPhonesIn)]
+struct InfoByPhones {
+    /// The accounts: phone numbers, user JIDs or LIDs; duplicates are asked
+    /// once. waxum's spelling; not with `jid`.
+    #[schema(
+        value_type = Vec<crate::openapi::common::UserAddress>,
+        min_items = 1,
+        max_items = 1000
+    )]
+    phones: Vec<String>,
+}
+
+/// The fields of `POST …/contacts/info` as sent, before [`InfoIn`] tells
+/// which form they are (so a wrong type names its field, and both forms at
+/// once are refused as one body).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InfoFields {
+    jid: Option<String>,
+    phones: Option<Vec<String>>,
+}
+
+impl TryFrom<InfoFields> for InfoIn {
+    type Error = String;
+
+    fn try_from(fields: InfoFields) -> Result<Self, String> {
+        match (fields.jid, fields.phones) {
+            (Some(jid), None) => Ok(InfoIn::One(InfoByJid { jid })),
+            (None, Some(phones)) => Ok(InfoIn::Many(InfoByPhones { phones })),
+            (Some(_), Some(_)) => {
+                Err("give `jid` or `phones` (waxum's spelling), not both".to_owned())
+            }
+            // serde's own wording, which the extractor answers as the
+            // missing field it names.
+            (None, None) => Err("missing field `jid`".to_owned()),
+        }
+    }
+}
+
+/// `POST …/contacts/info`: the info of the account asked by `jid`, or, asked
+/// by `phones` (waxum's form), waxum's `{contacts}` list.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum ContactInfoAnswer {
+    /// The account asked by `jid`.
+    One(ContactInfo),
+    /// The accounts asked by `phones`.
+    Many(ContactInfos),
+}
+
+/// `POST …/contacts/info` asked by `phones`, as waxum answers it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ContactInfos {
+    /// One entry per account on the network, in the order asked; accounts
+    /// not on the network are left out.
+    pub contacts: Vec<ContactInfo>,
 }
 
 #[utoipa::path(
@@ -224,7 +301,7 @@ struct InfoIn {
     params(SessionPath),
     request_body = InfoIn,
     responses(
-        (status = 200, body = ContactInfo),
+        (status = 200, body = ContactInfoAnswer),
         crate::openapi::common::ApiErrors,
     )
 )]
@@ -232,11 +309,23 @@ async fn info(
     State(state): State<AppState>,
     ApiPath(SessionPath { id }): ApiPath<SessionPath>,
     ApiJson(body): ApiJson<InfoIn>,
-) -> ApiResult<Json<ContactInfo>> {
+) -> ApiResult<Json<ContactInfoAnswer>> {
     state.sessions.get(&id)?;
-    let jid = account_jid("jid", &body.jid)?;
-    let (client, _) = state.sessions.sender(&id)?;
-    Ok(Json(client.contact_info(&jid).await?))
+    match body {
+        InfoIn::One(InfoByJid { jid }) => {
+            let jid = account_jid("jid", &jid)?;
+            let (client, _) = state.sessions.sender(&id)?;
+            Ok(Json(ContactInfoAnswer::One(
+                client.contact_info(&jid).await?,
+            )))
+        }
+        InfoIn::Many(InfoByPhones { phones }) => {
+            let jids = checked_list("phones", &phones, account_jid)?;
+            let (client, _) = state.sessions.sender(&id)?;
+            let contacts = client.contact_infos(&jids).await?;
+            Ok(Json(ContactInfoAnswer::Many(ContactInfos { contacts })))
+        }
+    }
 }
 
 #[utoipa::path(
@@ -329,11 +418,63 @@ mod tests {
         for (schema, field) in [
             (schema_of::<CheckIn>(), "phones"),
             (schema_of::<UsersIn>(), "jids"),
+            (schema_of::<InfoByPhones>(), "phones"),
         ] {
             let list = &schema["properties"][field];
             assert_eq!(list["minItems"], 1, "{field}: {list}");
             assert_eq!(list["maxItems"], MAX_LOOKUP, "{field}: {list}");
         }
+    }
+
+    #[test]
+    fn contact_info_is_documented_as_one_of_its_two_forms() {
+        let refs = |schema: serde_json::Value| -> Vec<String> {
+            schema["oneOf"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v["$ref"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        assert_eq!(
+            refs(schema_of::<InfoIn>()),
+            [
+                "#/components/schemas/ContactInfoByJidIn",
+                "#/components/schemas/ContactInfoByPhonesIn"
+            ]
+        );
+        assert_eq!(
+            refs(schema_of::<ContactInfoAnswer>()),
+            [
+                "#/components/schemas/ContactInfo",
+                "#/components/schemas/ContactInfos"
+            ]
+        );
+        for form in [schema_of::<InfoByJid>(), schema_of::<InfoByPhones>()] {
+            assert_eq!(form["additionalProperties"], false, "{form}");
+        }
+    }
+
+    #[test]
+    fn contact_info_takes_one_form_or_the_other() {
+        let parse = |body: serde_json::Value| {
+            crate::extract::parse_json::<InfoIn>(body.to_string().as_bytes())
+        };
+        assert!(matches!(
+            parse(serde_json::json!({ "jid": "15550001111" })),
+            Ok(InfoIn::One(_))
+        ));
+        assert!(matches!(
+            parse(serde_json::json!({ "phones": ["15550001111"] })),
+            Ok(InfoIn::Many(_))
+        ));
+        let both = parse(serde_json::json!({ "jid": "1", "phones": ["1"] })).unwrap_err();
+        assert_eq!(both.code, "invalid_body");
+        let neither = parse(serde_json::json!({})).unwrap_err();
+        assert_eq!(
+            (neither.code.as_ref(), neither.message.as_str()),
+            ("invalid_field", "`jid` is required")
+        );
     }
 
     #[test]

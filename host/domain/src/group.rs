@@ -1,7 +1,8 @@
 //! Groups as the API shows them: the summary, group and group-info shapes,
-//! participant roles, per-participant results, the limits on names and
-//! descriptions, and who may do what ([`allowed`]). The three settings are in
-//! `group_settings.rs` and re-exported here.
+//! participant roles, how a group addresses its participants, per-participant
+//! results, the limits on names and descriptions, and who may do what
+//! ([`allowed`]). The three settings are in `group_settings.rs` and
+//! re-exported here.
 
 use serde::{Deserialize, Serialize};
 
@@ -45,6 +46,18 @@ impl Role {
     }
 }
 
+/// How a group addresses its participants on the network. Spelled as waxum
+/// prints it (the variant names), so its clients compare the same strings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub enum AddressingMode {
+    /// By phone-number JID (`<digits>@s.whatsapp.net`).
+    Pn,
+    /// By linked identity (`<id>@lid`); the phone beside it when the network
+    /// gives it.
+    Lid,
+}
+
 /// One entry of List Groups.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -53,18 +66,51 @@ pub struct GroupSummary {
     pub jid: String,
     /// The group name (subject).
     pub name: String,
+    /// The same as `name`, under waxum's name, for its clients.
+    pub subject: String,
     /// How many participants it has.
     pub participant_count: usize,
+    /// Participants in the order they joined (waxum lists them here).
+    pub participants: Vec<Participant>,
+    /// How the group addresses its participants (waxum's field).
+    pub addressing_mode: AddressingMode,
 }
 
 /// A participant and its role.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Participant {
-    /// The participant's user JID.
+    /// The participant's user JID: its phone-number JID when the network
+    /// gives one, else its `@lid`.
     pub jid: String,
     /// Its role.
     pub role: Role,
+    /// The participant's phone-number JID (`<digits>@s.whatsapp.net`, as
+    /// waxum prints it); `null` when the network does not reveal the phone
+    /// of a participant it addresses by `@lid`.
+    #[serde(default)]
+    pub phone_number: Option<String>,
+}
+
+impl Participant {
+    /// A participant addressed by `jid`; its phone is the JID's own when that
+    /// is a phone-number JID.
+    pub fn new(jid: String, role: Role) -> Self {
+        let phone_number = phone_jid(&jid);
+        Self {
+            jid,
+            role,
+            phone_number,
+        }
+    }
+}
+
+/// `jid` when it is a phone-number JID (`<digits>@s.whatsapp.net`).
+fn phone_jid(jid: &str) -> Option<String> {
+    crate::jid::Jid::parse(jid)
+        .ok()
+        .filter(|j| j.phone().is_some())
+        .map(|j| j.to_string())
 }
 
 /// Everything a member can read about a group (Get Group Info, plus the
@@ -76,6 +122,8 @@ pub struct GroupInfo {
     pub jid: String,
     /// The group name (subject).
     pub name: String,
+    /// The same as `name`, under waxum's name, for its clients.
+    pub subject: String,
     /// The description; empty when there is none.
     pub topic: String,
     /// The id of the current description (the `prev_id` of the next change);
@@ -89,6 +137,8 @@ pub struct GroupInfo {
     pub participants: Vec<Participant>,
     /// The group's settings.
     pub settings: GroupSettings,
+    /// How the group addresses its participants (waxum's field).
+    pub addressing_mode: AddressingMode,
 }
 
 /// Get Group: the group without its participant list.
@@ -99,6 +149,8 @@ pub struct Group {
     pub jid: String,
     /// The group name (subject).
     pub name: String,
+    /// The same as `name`, under waxum's name, for its clients.
+    pub subject: String,
     /// The description; empty when there is none.
     pub topic: String,
     /// The id of the current description; `None` when there is none.
@@ -107,6 +159,10 @@ pub struct Group {
     pub participant_count: usize,
     /// Unix seconds of creation.
     pub created_at: i64,
+    /// Participants in the order they joined (waxum's Get Group lists them).
+    pub participants: Vec<Participant>,
+    /// How the group addresses its participants (waxum's field).
+    pub addressing_mode: AddressingMode,
 }
 
 impl From<&GroupInfo> for Group {
@@ -114,10 +170,13 @@ impl From<&GroupInfo> for Group {
         Self {
             jid: info.jid.clone(),
             name: info.name.clone(),
+            subject: info.subject.clone(),
             topic: info.topic.clone(),
             topic_id: info.topic_id.clone(),
             participant_count: info.participants.len(),
             created_at: info.created_at,
+            participants: info.participants.clone(),
+            addressing_mode: info.addressing_mode,
         }
     }
 }
@@ -127,7 +186,10 @@ impl From<&GroupInfo> for GroupSummary {
         Self {
             jid: info.jid.clone(),
             name: info.name.clone(),
+            subject: info.subject.clone(),
             participant_count: info.participants.len(),
+            participants: info.participants.clone(),
+            addressing_mode: info.addressing_mode,
         }
     }
 }
@@ -294,6 +356,19 @@ mod tests {
         ] {
             assert!(!allowed(Role::Member, action, &open), "{action:?}");
         }
+    }
+
+    #[test]
+    fn a_participant_has_a_phone_number_only_when_addressed_by_phone() {
+        let by_phone = Participant::new("15550001111@s.whatsapp.net".into(), Role::Admin);
+        assert_eq!(
+            by_phone.phone_number.as_deref(),
+            Some("15550001111@s.whatsapp.net")
+        );
+        let by_lid = Participant::new("99887766@lid".into(), Role::Member);
+        assert_eq!(by_lid.phone_number, None);
+        assert_eq!(serde_json::to_value(AddressingMode::Lid).unwrap(), "Lid");
+        assert_eq!(serde_json::to_value(AddressingMode::Pn).unwrap(), "Pn");
     }
 
     #[test]

@@ -34,6 +34,19 @@ pub struct ContactInfo {
     pub notify: String,
     /// The verified business name, for business accounts.
     pub verified_name: Option<String>,
+    /// The account's `<id>@lid`; `null` when the network does not reveal it.
+    pub lid: Option<String>,
+    /// Always `true`, under waxum's name: an account that is not on the
+    /// network has no contact info (`404`, or left out of a list).
+    pub is_registered: bool,
+    /// Whether it is a business account.
+    pub is_business: bool,
+    /// The account's about text; `null` when it has none or does not show
+    /// it to this account (waxum's name).
+    pub status: Option<String>,
+    /// The id of the current profile picture; `null` when there is none or
+    /// it is not shown to this account.
+    pub picture_id: Option<String>,
 }
 
 /// A profile picture.
@@ -44,6 +57,23 @@ pub struct ProfilePicture {
     pub url: String,
     /// The picture's id; it changes when the picture does.
     pub id: String,
+    /// The same as `id`, under waxum's name, for its clients.
+    pub picture_id: String,
+    /// The picture's path on the media host (the URL without its scheme
+    /// and host), waxum's field; `null` when the network gives none.
+    pub direct_path: Option<String>,
+}
+
+impl ProfilePicture {
+    /// A picture with its id (shown under both names) and path.
+    pub fn new(url: String, id: String, direct_path: Option<String>) -> Self {
+        Self {
+            url,
+            picture_id: id.clone(),
+            id,
+            direct_path,
+        }
+    }
 }
 
 /// Public facts about one account.
@@ -56,6 +86,13 @@ pub struct UserInfo {
     pub verified_name: Option<String>,
     /// The id of the current profile picture, when there is one.
     pub picture_id: Option<String>,
+    /// The account's `<id>@lid`; `null` when the network does not reveal it.
+    pub lid: Option<String>,
+    /// Whether it is a business account.
+    pub is_business: bool,
+    /// The account's about text; `null` when it has none or does not show
+    /// it to this account (waxum's name).
+    pub status: Option<String>,
 }
 
 /// Contact lookups a network answers for a logged-in session.
@@ -67,6 +104,10 @@ pub trait ContactOps: Send + Sync {
     /// What the network (and this account's address book) knows about a user;
     /// `NotFound` when the account is not on the network.
     async fn contact_info(&self, jid: &Jid) -> Result<ContactInfo, NetworkError>;
+
+    /// [`ContactOps::contact_info`] of several users at once, in the order
+    /// asked; accounts not on the network are left out.
+    async fn contact_infos(&self, jids: &[Jid]) -> Result<Vec<ContactInfo>, NetworkError>;
 
     /// A user's profile picture: `None` when the user has none; `NotFound` when
     /// the account is not on the network.

@@ -20,6 +20,10 @@ impl ContactOps for SimClient {
         self.world.contact_info(&self.id, jid)
     }
 
+    async fn contact_infos(&self, jids: &[Jid]) -> Result<Vec<ContactInfo>, NetworkError> {
+        self.world.contact_infos(&self.id, jids)
+    }
+
     async fn profile_picture(&self, jid: &Jid) -> Result<Option<ProfilePicture>, NetworkError> {
         self.world.profile_picture(&self.id, jid)
     }

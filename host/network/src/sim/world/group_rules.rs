@@ -3,8 +3,8 @@
 //! does, and the invariant that a group with members always has an admin.
 
 use crate::domain::group::{
-    GroupAction, GroupInfo, MAX_PARTICIPANTS, Participant, ParticipantResult, ParticipantStatus,
-    Role, allowed,
+    AddressingMode, GroupAction, GroupInfo, MAX_PARTICIPANTS, Participant, ParticipantResult,
+    ParticipantStatus, Role, allowed,
 };
 use crate::domain::jid::Jid;
 use crate::groups::GroupError;
@@ -110,9 +110,23 @@ impl GroupRules for SimGroup {
 
     /// What a member reads.
     fn info(&self) -> GroupInfo {
+        let participants: Vec<Participant> = self
+            .participants
+            .iter()
+            .map(|m| Participant::new(m.jid.clone(), m.role))
+            .collect();
+        // Members are kept by the JID they were added with; the sim adds
+        // them by phone number, so a group is LID-addressed only if one of
+        // them is known by its `@lid` alone.
+        let addressing_mode = if participants.iter().any(|p| p.phone_number.is_none()) {
+            AddressingMode::Lid
+        } else {
+            AddressingMode::Pn
+        };
         GroupInfo {
             jid: self.jid(),
             name: self.subject.clone(),
+            subject: self.subject.clone(),
             topic: self
                 .topic
                 .as_ref()
@@ -121,15 +135,9 @@ impl GroupRules for SimGroup {
             topic_id: self.topic.as_ref().map(|t| t.id.clone()),
             owner: self.owner.clone(),
             created_at: self.created_at,
-            participants: self
-                .participants
-                .iter()
-                .map(|m| Participant {
-                    jid: m.jid.clone(),
-                    role: m.role,
-                })
-                .collect(),
+            participants,
             settings: self.settings,
+            addressing_mode,
         }
     }
 
@@ -339,6 +347,27 @@ mod tests {
 
     fn statuses(r: &[ParticipantResult]) -> Vec<ParticipantStatus> {
         r.iter().map(|r| r.status).collect()
+    }
+
+    #[test]
+    fn a_member_reads_the_subject_and_every_phone_of_a_phone_addressed_group() {
+        let info = group().info();
+        assert_eq!(
+            (info.name.as_str(), info.subject.as_str()),
+            ("Team", "Team")
+        );
+        assert_eq!(info.addressing_mode, AddressingMode::Pn);
+        let phones: Vec<Option<&str>> = info
+            .participants
+            .iter()
+            .map(|p| p.phone_number.as_deref())
+            .collect();
+        assert_eq!(phones, [Some(OWNER), Some(ADA), Some(BOB)]);
+        let mut by_lid = group();
+        by_lid.participants[2].jid = "99887766@lid".into();
+        let info = by_lid.info();
+        assert_eq!(info.addressing_mode, AddressingMode::Lid);
+        assert_eq!(info.participants[2].phone_number, None);
     }
 
     #[test]

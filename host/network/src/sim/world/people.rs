@@ -20,6 +20,8 @@ struct Person {
     push_name: Option<String>,
     business_name: Option<String>,
     picture_url: Option<String>,
+    lid: Option<String>,
+    about: Option<String>,
 }
 
 /// The id of a profile picture: ten digits derived from its URL, so it changes
@@ -29,6 +31,13 @@ pub(super) fn picture_id(url: &str) -> String {
     let mut first = [0u8; 8];
     first.copy_from_slice(&digest[..8]);
     format!("{:010}", u64::from_be_bytes(first) % 10_000_000_000)
+}
+
+/// The path of a picture on its host, as the real network's `direct_path`
+/// is: the URL without its scheme and host; `None` when the URL has no path.
+pub(super) fn direct_path(url: &str) -> Option<String> {
+    let (_, rest) = url.split_once("://")?;
+    rest.find('/').map(|at| rest[at..].to_owned())
 }
 
 impl World {
@@ -49,6 +58,8 @@ impl World {
                 push_name: u.push_name,
                 business_name: u.business_name,
                 picture_url: u.picture_url,
+                lid: u.lid,
+                about: u.about,
             }));
         }
         Ok(self
@@ -56,12 +67,16 @@ impl World {
             .values()
             .filter_map(|s| s.account.as_ref())
             .find(|a| a.phone == phone)
+            // The sim gives its sessions' accounts no lid, about text,
+            // business name or picture.
             .map(|a| Person {
                 jid: a.jid.clone(),
                 phone: Some(a.phone.clone()),
                 push_name: a.push_name.clone(),
                 business_name: None,
                 picture_url: None,
+                lid: None,
+                about: None,
             }))
     }
 
@@ -76,6 +91,8 @@ impl World {
                 push_name: u.push_name,
                 business_name: u.business_name,
                 picture_url: u.picture_url,
+                lid: u.lid,
+                about: u.about,
             })),
             _ => Ok(None),
         }
@@ -105,6 +122,27 @@ impl World {
     ) -> Result<ContactInfo, NetworkError> {
         self.online_account(id)?;
         let p = self.person(jid)?.ok_or_else(|| not_on_network(jid))?;
+        self.contact_of(id, jid, p)
+    }
+
+    pub(in crate::sim) fn contact_infos(
+        &self,
+        id: &str,
+        jids: &[Jid],
+    ) -> Result<Vec<ContactInfo>, NetworkError> {
+        self.online_account(id)?;
+        let mut out = Vec::new();
+        for jid in jids {
+            if let Some(p) = self.person(jid)? {
+                out.push(self.contact_of(id, jid, p)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The contact info of `p`, found by `jid`, as session `id` sees it (the
+    /// name its address book saved).
+    fn contact_of(&self, id: &str, jid: &Jid, p: Person) -> Result<ContactInfo, NetworkError> {
         let saved = match &p.phone {
             Some(phone) => self
                 .store
@@ -123,7 +161,12 @@ impl World {
             jid: jid.to_string(),
             name,
             notify: p.push_name.unwrap_or_default(),
+            is_business: p.business_name.is_some(),
             verified_name: p.business_name,
+            lid: p.lid,
+            is_registered: true,
+            status: p.about,
+            picture_id: p.picture_url.as_deref().map(picture_id),
         })
     }
 
@@ -134,9 +177,9 @@ impl World {
     ) -> Result<Option<ProfilePicture>, NetworkError> {
         self.online_account(id)?;
         let p = self.person(jid)?.ok_or_else(|| not_on_network(jid))?;
-        Ok(p.picture_url.map(|url| ProfilePicture {
-            id: picture_id(&url),
-            url,
+        Ok(p.picture_url.map(|url| {
+            let (id, path) = (picture_id(&url), direct_path(&url));
+            ProfilePicture::new(url, id, path)
         }))
     }
 
@@ -151,8 +194,11 @@ impl World {
             if let Some(p) = self.person(jid)? {
                 out.push(UserInfo {
                     jid: jid.to_string(),
+                    is_business: p.business_name.is_some(),
                     verified_name: p.business_name,
                     picture_id: p.picture_url.as_deref().map(picture_id),
+                    lid: p.lid,
+                    status: p.about,
                 });
             }
         }
@@ -267,7 +313,17 @@ fn not_on_network(jid: &Jid) -> NetworkError {
 
 #[cfg(test)]
 mod tests {
-    use super::picture_id;
+    use super::{direct_path, picture_id};
+
+    #[test]
+    fn a_pictures_direct_path_is_its_url_without_scheme_and_host() {
+        assert_eq!(
+            direct_path("https://pics.example/v/a.jpg?x=1").as_deref(),
+            Some("/v/a.jpg?x=1")
+        );
+        assert_eq!(direct_path("https://pics.example"), None);
+        assert_eq!(direct_path("not a url"), None);
+    }
 
     #[test]
     fn a_picture_id_is_ten_digits_stable_per_url() {

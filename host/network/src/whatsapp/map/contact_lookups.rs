@@ -81,40 +81,69 @@ pub fn phone_of(asked: &WaJid, found: &IsOnWhatsAppResult) -> Option<String> {
         .map(|p| p.user.to_string())
 }
 
+/// The account's `<id>@lid`: the asked JID itself when that is a LID, else
+/// the one user info or the existence check carries (a phone answered under
+/// its LID carries it as the answer's JID).
+fn lid_of(asked: &WaJid, found: &IsOnWhatsAppResult, info: Option<&WaUserInfo>) -> Option<String> {
+    if asked.is_lid() {
+        return Some(user_jid(asked));
+    }
+    info.and_then(|i| i.lid.as_ref())
+        .filter(|l| l.is_lid())
+        .or(found.lid.as_ref().filter(|l| l.is_lid()))
+        .or(Some(&found.jid).filter(|j| j.is_lid()))
+        .map(user_jid)
+}
+
+/// A text the server gave, unless it is blank.
+fn filled(s: Option<&String>) -> Option<String> {
+    s.filter(|s| !s.trim().is_empty()).cloned()
+}
+
 /// What the network and the address book know about a registered account.
-/// `asked` is the JID as the caller gave it, `user_part` its user part (the
-/// last fallback for the name), `phone` its digits when known, `saved` the
+/// `asked` is the JID as the caller gave it and `wa` the crate's form of it
+/// (its user part is the last fallback for the name), `phone` its digits
+/// when known, `found` the existence check's answer, `info` the usync user
+/// info (about text, picture, lid) when the server gave one, `saved` the
 /// session's directory entry for that phone.
 pub fn contact_info(
     asked: &str,
-    user_part: &str,
+    wa: &WaJid,
     phone: Option<&str>,
     found: &IsOnWhatsAppResult,
+    info: Option<&WaUserInfo>,
     saved: Option<&StoredContact>,
 ) -> ContactInfo {
-    let filled = |s: &Option<String>| s.clone().filter(|s| !s.trim().is_empty());
-    let push_name = saved.and_then(|c| filled(&c.push_name));
+    let push_name = saved.and_then(|c| filled(c.push_name.as_ref()));
     let name = saved
-        .and_then(|c| filled(&c.full_name).or_else(|| filled(&c.first_name)))
+        .and_then(|c| filled(c.full_name.as_ref()).or_else(|| filled(c.first_name.as_ref())))
         .or_else(|| push_name.clone())
         .or_else(|| phone.map(str::to_owned))
-        .unwrap_or_else(|| user_part.to_owned());
+        .unwrap_or_else(|| wa.user.to_string());
     let verified_name = found
         .verified_name
         .as_ref()
-        .and_then(|v| filled(&v.name))
-        .or_else(|| saved.and_then(|c| filled(&c.business_name)));
+        .and_then(|v| filled(v.name.as_ref()))
+        .or_else(|| saved.and_then(|c| filled(c.business_name.as_ref())));
     ContactInfo {
         jid: asked.to_owned(),
         name,
         notify: push_name.unwrap_or_default(),
         verified_name,
+        lid: lid_of(wa, found, info),
+        is_registered: found.is_registered,
+        is_business: found.is_business || info.is_some_and(|i| i.is_business),
+        status: filled(info.and_then(|i| i.status.as_ref())),
+        picture_id: filled(info.and_then(|i| i.picture_id.as_ref())),
     }
 }
 
 /// The user-info answer about `asked`: the server keys it by the JID it was
 /// asked about, else it can be told by the LID it carries.
-fn info_for<'a>(asked: &WaJid, infos: &'a HashMap<WaJid, WaUserInfo>) -> Option<&'a WaUserInfo> {
+pub fn info_for<'a>(
+    asked: &WaJid,
+    infos: &'a HashMap<WaJid, WaUserInfo>,
+) -> Option<&'a WaUserInfo> {
     infos.get(&asked.to_non_ad()).or_else(|| {
         infos.values().find(|i| {
             (i.jid.server == asked.server && i.jid.user == asked.user)
@@ -137,17 +166,16 @@ pub fn user_infos(
         .filter_map(|(jid, wa)| {
             let found = exists_answer(wa, exists).filter(|r| r.is_registered)?;
             let info = info_for(wa, infos);
-            let named = |v: Option<&whatsapp_rust::VerifiedName>| {
-                v.and_then(|v| v.name.clone())
-                    .filter(|n| !n.trim().is_empty())
-            };
+            let named =
+                |v: Option<&whatsapp_rust::VerifiedName>| filled(v.and_then(|v| v.name.as_ref()));
             Some(UserInfo {
                 jid: jid.clone(),
                 verified_name: named(info.and_then(|i| i.verified_name.as_ref()))
                     .or_else(|| named(found.verified_name.as_ref())),
-                picture_id: info
-                    .and_then(|i| i.picture_id.clone())
-                    .filter(|id| !id.is_empty()),
+                picture_id: filled(info.and_then(|i| i.picture_id.as_ref())),
+                lid: lid_of(wa, found, info),
+                is_business: found.is_business || info.is_some_and(|i| i.is_business),
+                status: filled(info.and_then(|i| i.status.as_ref())),
             })
         })
         .collect()
@@ -155,10 +183,7 @@ pub fn user_infos(
 
 /// A profile picture as the API shows it.
 pub fn picture(p: &WaPicture) -> ProfilePicture {
-    ProfilePicture {
-        url: p.url.clone(),
-        id: p.id.clone(),
-    }
+    ProfilePicture::new(p.url.clone(), p.id.clone(), filled(p.direct_path.as_ref()))
 }
 
 #[cfg(test)]
@@ -297,24 +322,30 @@ mod tests {
         );
         let found = &results[0];
         let jid = "15550001111@s.whatsapp.net";
+        let wa = WaJid::pn("15550001111");
         let phone = Some("15550001111");
 
         let full = saved(Some("Alice Doe"), Some("ali"), None);
         assert_eq!(
-            contact_info(jid, "15550001111", phone, found, Some(&full)),
+            contact_info(jid, &wa, phone, found, None, Some(&full)),
             ContactInfo {
                 jid: jid.into(),
                 name: "Alice Doe".into(),
                 notify: "ali".into(),
                 verified_name: Some("Acme Ltd".into()),
+                lid: None,
+                is_registered: true,
+                is_business: true,
+                status: None,
+                picture_id: None,
             }
         );
 
         let pushed = saved(None, Some("ali"), None);
-        let info = contact_info(jid, "15550001111", phone, found, Some(&pushed));
+        let info = contact_info(jid, &wa, phone, found, None, Some(&pushed));
         assert_eq!((info.name.as_str(), info.notify.as_str()), ("ali", "ali"));
 
-        let info = contact_info(jid, "15550001111", phone, found, None);
+        let info = contact_info(jid, &wa, phone, found, None, None);
         assert_eq!(
             (info.name.as_str(), info.notify.as_str()),
             ("15550001111", "")
@@ -331,7 +362,8 @@ mod tests {
                     .build(),
             ],
         );
-        let info = contact_info("100000001@lid", "100000001", None, &results[0], None);
+        let wa = WaJid::lid("100000001");
+        let info = contact_info("100000001@lid", &wa, None, &results[0], None, None);
         assert_eq!(
             info,
             ContactInfo {
@@ -339,6 +371,11 @@ mod tests {
                 name: "100000001".into(),
                 notify: String::new(),
                 verified_name: None,
+                lid: Some("100000001@lid".into()),
+                is_registered: true,
+                is_business: false,
+                status: None,
+                picture_id: None,
             }
         );
     }
@@ -352,9 +389,10 @@ mod tests {
         let blank = saved(Some("  "), Some(""), Some("Acme Ltd"));
         let info = contact_info(
             "15550001111@s.whatsapp.net",
-            "15550001111",
+            &WaJid::pn("15550001111"),
             Some("15550001111"),
             &results[0],
+            None,
             Some(&blank),
         );
         assert_eq!(info.name, "15550001111");
@@ -406,6 +444,9 @@ mod tests {
                     jid: "15550002222@s.whatsapp.net".into(),
                     verified_name: Some("Beta Inc".into()),
                     picture_id: None,
+                    lid: None,
+                    is_business: true,
+                    status: None,
                 },
                 UserInfo {
                     jid: "15550001111@s.whatsapp.net".into(),
@@ -413,6 +454,9 @@ mod tests {
                     // existence check's is used.
                     verified_name: Some("Acme Ltd".into()),
                     picture_id: Some("1234567890".into()),
+                    lid: None,
+                    is_business: true,
+                    status: None,
                 },
             ]
         );
@@ -435,12 +479,15 @@ mod tests {
                 jid: "100000001@lid".into(),
                 verified_name: None,
                 picture_id: None,
+                lid: Some("100000001@lid".into()),
+                is_business: false,
+                status: None,
             }]
         );
     }
 
     #[test]
-    fn a_picture_keeps_its_url_and_id() {
+    fn a_picture_keeps_its_url_id_and_direct_path() {
         let p = WaPicture {
             id: "1700000000".into(),
             url: "https://pps.whatsapp.net/v/t61/abc.jpg".into(),
@@ -452,8 +499,120 @@ mod tests {
             ProfilePicture {
                 url: "https://pps.whatsapp.net/v/t61/abc.jpg".into(),
                 id: "1700000000".into(),
+                picture_id: "1700000000".into(),
+                direct_path: Some("/v/t61/abc.jpg".into()),
             }
         );
+        let without = WaPicture {
+            direct_path: None,
+            ..p
+        };
+        assert_eq!(picture(&without).direct_path, None);
+    }
+
+    /// The crate's user info for `users`, asked about `asked`, as it parses it.
+    fn user_info(asked: &[WaJid], users: Vec<Node>) -> HashMap<WaJid, WaUserInfo> {
+        UserInfoSpec::new(asked.to_vec(), "sid")
+            .parse_response(&usync(users).as_node_ref())
+            .unwrap()
+    }
+
+    #[test]
+    fn contact_info_takes_the_about_text_picture_and_lid_from_user_info() {
+        let wa = WaJid::pn("15550001111");
+        let results = exists(
+            IsOnWhatsAppQueryType::Pn,
+            vec![pn_user("15550001111", "in", vec![lid("100000001@lid")])],
+        );
+        let infos = user_info(
+            std::slice::from_ref(&wa),
+            vec![
+                NodeBuilder::new("user")
+                    .attr("jid", "15550001111@s.whatsapp.net")
+                    .children([
+                        NodeBuilder::new("status")
+                            .attr("t", "1700000000")
+                            .string_content("At the gym")
+                            .build(),
+                        NodeBuilder::new("picture").attr("id", "1234567890").build(),
+                        NodeBuilder::new("business").build(),
+                    ])
+                    .build(),
+            ],
+        );
+        let info = contact_info(
+            "15550001111@s.whatsapp.net",
+            &wa,
+            Some("15550001111"),
+            &results[0],
+            info_for(&wa, &infos),
+            None,
+        );
+        assert_eq!(info.lid.as_deref(), Some("100000001@lid"));
+        assert_eq!(info.status.as_deref(), Some("At the gym"));
+        assert_eq!(info.picture_id.as_deref(), Some("1234567890"));
+        assert!(info.is_registered);
+        assert!(
+            info.is_business,
+            "user info's business entry marks a business"
+        );
+    }
+
+    #[test]
+    fn an_about_text_hidden_from_this_account_reads_as_none() {
+        let wa = WaJid::pn("15550001111");
+        let results = exists(
+            IsOnWhatsAppQueryType::Pn,
+            vec![pn_user("15550001111", "in", vec![])],
+        );
+        let infos = user_info(
+            std::slice::from_ref(&wa),
+            vec![
+                NodeBuilder::new("user")
+                    .attr("jid", "15550001111@s.whatsapp.net")
+                    .children([NodeBuilder::new("status").attr("code", "401").build()])
+                    .build(),
+            ],
+        );
+        let info = contact_info(
+            "15550001111@s.whatsapp.net",
+            &wa,
+            Some("15550001111"),
+            &results[0],
+            info_for(&wa, &infos),
+            None,
+        );
+        assert_eq!(info.status, None);
+        assert_eq!(info.lid, None, "no lid given, none shown");
+        assert!(!info.is_business);
+        let asked = vec![("15550001111@s.whatsapp.net".to_owned(), wa)];
+        let users = user_infos(&asked, &results, &infos);
+        assert_eq!(users[0].status, None);
+    }
+
+    #[test]
+    fn a_phone_answered_under_its_lid_shows_that_lid() {
+        let results = exists(
+            IsOnWhatsAppQueryType::Pn,
+            vec![
+                NodeBuilder::new("user")
+                    .attr("jid", "100000001@lid")
+                    .attr("pn_jid", "15550001111@s.whatsapp.net")
+                    .children([NodeBuilder::new("contact").attr("type", "in").build()])
+                    .build(),
+            ],
+        );
+        let wa = WaJid::pn("15550001111");
+        let found = exists_answer(&wa, &results).unwrap();
+        let info = contact_info(
+            "15550001111@s.whatsapp.net",
+            &wa,
+            Some("15550001111"),
+            found,
+            None,
+            None,
+        );
+        assert_eq!(info.lid.as_deref(), Some("100000001@lid"));
     }
 
     #[test]

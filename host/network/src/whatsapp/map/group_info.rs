@@ -10,15 +10,16 @@ use whatsapp_rust::features::{
     MemberAddMode as WaAddMode, MemberLinkMode as WaLinkMode,
     MembershipApprovalMode as WaApprovalMode, MexError, ParticipantChangeResponse, ParticipantType,
 };
+use whatsapp_rust::types::message::AddressingMode as WaAddressingMode;
 use whatsapp_rust::{ErrorChainExt, Jid as WaJid};
 
 use super::iq_errors::iq_error;
 use super::user_jid;
 use crate::NetworkError;
 use crate::domain::group::{
-    GroupAction, GroupInfo, GroupSettings, GroupSummary, MemberAddMode, MemberLinkMode,
-    MembershipApprovalMode, Participant, ParticipantResult, ParticipantStatus, Role,
-    SettingsUpdate,
+    AddressingMode, GroupAction, GroupInfo, GroupSettings, GroupSummary, MemberAddMode,
+    MemberLinkMode, MembershipApprovalMode, Participant, ParticipantResult, ParticipantStatus,
+    Role, SettingsUpdate,
 };
 use crate::groups::{GroupError, NewGroup};
 
@@ -135,12 +136,21 @@ fn participant_jid(p: &GroupParticipant) -> String {
     user_jid(p.phone_number.as_ref().unwrap_or(&p.jid))
 }
 
+/// How the group addresses its participants, as the server says.
+pub fn addressing_mode(mode: WaAddressingMode) -> AddressingMode {
+    match mode {
+        WaAddressingMode::Pn => AddressingMode::Pn,
+        WaAddressingMode::Lid => AddressingMode::Lid,
+    }
+}
+
 /// Everything a member reads about a group. `topic_id` is only given with a
 /// description (the spec's `null` when there is none).
 pub fn group_info(meta: &GroupMetadata) -> GroupInfo {
     GroupInfo {
         jid: user_jid(&meta.id),
         name: meta.subject.clone(),
+        subject: meta.subject.clone(),
         topic: meta.description.clone().unwrap_or_default(),
         topic_id: meta.description.as_ref().and(meta.description_id.clone()),
         owner: meta
@@ -153,12 +163,10 @@ pub fn group_info(meta: &GroupMetadata) -> GroupInfo {
         participants: meta
             .participants
             .iter()
-            .map(|p| Participant {
-                jid: participant_jid(p),
-                role: role(p.participant_type),
-            })
+            .map(|p| Participant::new(participant_jid(p), role(p.participant_type)))
             .collect(),
         settings: settings(meta),
+        addressing_mode: addressing_mode(meta.addressing_mode),
     }
 }
 
@@ -536,6 +544,8 @@ mod tests {
         let info = group_info(&meta());
         assert_eq!(info.jid, G);
         assert_eq!(info.name, "Team");
+        assert_eq!(info.subject, "Team", "waxum's name for the name");
+        assert_eq!(info.addressing_mode, AddressingMode::Pn);
         assert_eq!(info.topic, "rules");
         assert_eq!(info.topic_id.as_deref(), Some("D1D2D3D4"));
         assert_eq!(info.owner, "15550000001@s.whatsapp.net");
@@ -560,6 +570,44 @@ mod tests {
         );
         assert_eq!(info.settings.member_add_mode, MemberAddMode::AllMemberAdd);
         assert_eq!(info.settings.member_link_mode, MemberLinkMode::AdminLink);
+    }
+
+    #[test]
+    fn a_lid_addressed_group_gives_each_participants_phone_when_the_server_does() {
+        let m = GroupMetadata {
+            addressing_mode: WaAddressingMode::Lid,
+            participants: vec![
+                GroupParticipant {
+                    phone_number: Some(pn(OWNER)),
+                    lid: Some(WaJid::lid("11223344")),
+                    ..member(WaJid::lid("11223344"), ParticipantType::SuperAdmin)
+                },
+                member(WaJid::lid("55667788"), ParticipantType::Member),
+            ],
+            ..meta()
+        };
+        let info = group_info(&m);
+        assert_eq!(info.addressing_mode, AddressingMode::Lid);
+        let shown: Vec<(&str, Option<&str>)> = info
+            .participants
+            .iter()
+            .map(|p| (p.jid.as_str(), p.phone_number.as_deref()))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                (
+                    "15550000001@s.whatsapp.net",
+                    Some("15550000001@s.whatsapp.net")
+                ),
+                ("55667788@lid", None),
+            ],
+            "a participant the server gives no phone for has none"
+        );
+        let summary = &summaries([&m])[0];
+        assert_eq!(summary.subject, "Team");
+        assert_eq!(summary.addressing_mode, AddressingMode::Lid);
+        assert_eq!(summary.participants, info.participants);
     }
 
     #[test]

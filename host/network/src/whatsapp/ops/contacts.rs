@@ -1,8 +1,8 @@
 //! Contact lookups through the crate's `contacts()` feature: usync existence
-//! checks (`is_on_whatsapp`), user info (`get_user_info`) and profile
-//! pictures (`get_profile_picture`), with the session's contact directory for
-//! the names this account saved. The conversions are in
-//! `map/contact_lookups.rs`.
+//! checks (`is_on_whatsapp`), user info (`get_user_info`: about text,
+//! picture id, lid) and profile pictures (`get_profile_picture`), with the
+//! session's contact directory for the names this account saved. The
+//! conversions are in `map/contact_lookups.rs`.
 
 use super::super::off_thread::with_store;
 use std::slice;
@@ -15,8 +15,8 @@ use crate::contacts::{ContactInfo, ContactOps, PhoneCheck, ProfilePicture, UserI
 use crate::domain::contact::StoredContact;
 use crate::domain::jid::Jid;
 use crate::whatsapp::map::contact_lookups::{
-    contact_error, contact_info, exists_answer, on_network, phone_checks, phone_of, picture,
-    user_infos,
+    contact_error, contact_info, exists_answer, info_for, on_network, phone_checks, phone_of,
+    picture, user_infos,
 };
 use crate::whatsapp::send::wa_jid;
 use crate::whatsapp::session::WaSession;
@@ -62,35 +62,65 @@ impl ContactOps for WaSession {
     }
 
     async fn contact_info(&self, jid: &Jid) -> Result<ContactInfo, NetworkError> {
+        let found = self.contact_infos(slice::from_ref(jid)).await?;
+        found.into_iter().next().ok_or_else(|| not_on_network(jid))
+    }
+
+    async fn contact_infos(&self, jids: &[Jid]) -> Result<Vec<ContactInfo>, NetworkError> {
         let client = self.logged_in().await?;
-        let asked = wa_jid(jid)?;
-        let results = exists(&client, slice::from_ref(&asked)).await?;
-        let found = exists_answer(&asked, &results)
-            .filter(|r| r.is_registered)
-            .ok_or_else(|| not_on_network(jid))?;
-        // A LID answer may come without its phone; the crate's lid-pn
-        // mapping may still know it (a miss or a failed read only costs the
-        // saved name).
-        let phone = match phone_of(&asked, found) {
-            Some(p) => Some(p),
-            None => client
-                .get_lid_pn_entry(&asked)
-                .await
-                .ok()
-                .flatten()
-                .map(|e| e.phone_number.to_string()),
-        };
-        let saved = match &phone {
-            Some(p) => self.saved_contact(p).await?,
-            None => None,
-        };
-        Ok(contact_info(
-            &jid.to_string(),
-            jid.user_part(),
-            phone.as_deref(),
-            found,
-            saved.as_ref(),
-        ))
+        let asked = jids
+            .iter()
+            .map(|j| Ok((j.to_string(), wa_jid(j)?)))
+            .collect::<Result<Vec<(String, WaJid)>, NetworkError>>()?;
+        let targets: Vec<WaJid> = asked.iter().map(|(_, j)| j.clone()).collect();
+        if targets.is_empty() {
+            return Ok(Vec::new());
+        }
+        let results = exists(&client, &targets).await?;
+        let registered: Vec<WaJid> = targets
+            .into_iter()
+            .filter(|j| on_network(j, &results))
+            .collect();
+        if registered.is_empty() {
+            return Ok(Vec::new());
+        }
+        // The existence check has no about text or picture: user info does.
+        let infos = client
+            .contacts()
+            .get_user_info(&registered)
+            .await
+            .map_err(|e| contact_error("the user info request", &e))?;
+        let mut out = Vec::with_capacity(registered.len());
+        for (shown, wa) in &asked {
+            let Some(found) = exists_answer(wa, &results).filter(|r| r.is_registered) else {
+                continue;
+            };
+            // A LID answer may come without its phone; the crate's lid-pn
+            // mapping may still know it (a miss or a failed read only costs
+            // the saved name).
+            let phone = match phone_of(wa, found) {
+                Some(p) => Some(p),
+                None => client
+                    .get_lid_pn_entry(wa)
+                    .await
+                    .ok()
+                    .flatten()
+                    .map(|e| e.phone_number.to_string()),
+            };
+            let saved = match &phone {
+                Some(p) => self.saved_contact(p).await?,
+                None => None,
+            };
+            out.push(contact_info(
+                shown,
+                wa,
+                phone.as_deref(),
+                found,
+                info_for(wa, &infos),
+                saved.as_ref(),
+            ));
+        }
+        Ok(out)
     }
 
     async fn profile_picture(&self, jid: &Jid) -> Result<Option<ProfilePicture>, NetworkError> {

@@ -133,6 +133,7 @@ mod tests {
                 s.check_phones(&["15550001111".into()]).await,
             ),
             verdict("contact_info", s.contact_info(&user).await),
+            verdict("contact_infos", s.contact_infos(&who).await),
             verdict("profile_picture", s.profile_picture(&user).await),
             verdict("user_info", s.user_info(&who).await),
             verdict("issue_trust_tokens", s.issue_trust_tokens(&who).await),
@@ -197,7 +198,7 @@ mod tests {
         ];
         assert_eq!(
             answers.len(),
-            31,
+            32,
             "every operation of the five traits is asked"
         );
         for (name, answer) in &answers {
