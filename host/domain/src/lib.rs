@@ -27,4 +27,5 @@ mod send_text;
 pub mod session;
 pub mod sim;
 pub mod time;
+pub mod token;
 pub mod webhook;

@@ -20,6 +20,7 @@ mod sim_account;
 mod sim_groups;
 pub mod tables;
 mod timings;
+mod tokens;
 mod webhooks;
 pub mod whatsapp;
 
@@ -193,6 +194,8 @@ impl Store {
             tx.open_table(tables::SESSIONS)?;
             tx.open_table(tables::MESSAGES)?;
             tx.open_table(tables::CHATS)?;
+            tx.open_table(tables::TOKENS)?;
+            tx.open_table(tables::TOKEN_HASHES)?;
             tx.open_table(tables::CHAT_MESSAGES)?;
             tx.open_table(tables::MESSAGE_IDS)?;
             tx.open_table(tables::SIM_USERS)?;

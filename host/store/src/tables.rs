@@ -42,6 +42,12 @@ pub const OUTBOX_SEQ_KEY: &str = "sim_outbox_seq";
 /// media id)`: the JSON `MediaRecord`; the bytes are in the media store.
 pub const MEDIA: TableDefinition<(&str, &str), &[u8]> = TableDefinition::new("media_v1");
 
+/// API tokens by id: the JSON `TokenRecord` (never the secret, only its hash).
+pub const TOKENS: TableDefinition<&str, &[u8]> = TableDefinition::new("tokens_v1");
+
+/// Token ids by the hex SHA-256 of their secret.
+pub const TOKEN_HASHES: TableDefinition<&str, &str> = TableDefinition::new("token_hashes_v1");
+
 /// Chats of each session, keyed `(session id, chat JID)`: the JSON `ChatRecord`.
 pub const CHATS: TableDefinition<(&str, &str), &[u8]> = TableDefinition::new("chats_v1");
 
