@@ -182,6 +182,8 @@ pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
         nats: nats.as_ref().map(|n| n.counters().clone()),
         media: media_counters,
     });
+    let tokens =
+        api::tokens::Tokens::load(store.clone()).context("could not read the API tokens")?;
     let state = AppState::new(Services {
         send,
         chats,
@@ -191,6 +193,7 @@ pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
         store,
         sim,
         token: Arc::from(token.as_str()),
+        tokens,
         events,
         // Also ends the event streams, so a graceful shutdown does not wait on them.
         shutdown: CancellationToken::new(),

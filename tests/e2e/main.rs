@@ -66,6 +66,8 @@ mod sessions;
 mod sim_events;
 mod stream;
 mod stream_resume;
+mod tokens;
+mod tokens_matrix;
 mod waxum_aliases;
 mod webhook_crash;
 mod webhook_crash_support;

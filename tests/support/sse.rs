@@ -53,6 +53,14 @@ impl TestServer {
             req = req.header("last-event-id", id);
         }
         let resp = req.send().await.expect("stream request sent");
+        EventStream::from_response(resp).await
+    }
+}
+
+impl EventStream {
+    /// The stream of an answer to a stream request made by hand (another
+    /// token, other headers); checks it opened.
+    pub async fn from_response(resp: reqwest::Response) -> EventStream {
         assert_eq!(resp.status().as_u16(), 200, "the stream opens");
         let content_type = resp
             .headers()
@@ -75,7 +83,9 @@ impl TestServer {
         stream.fill().await;
         stream
     }
+}
 
+impl TestServer {
     /// The raw answer to `GET /api/v1/events/stream?<query>`, for error cases.
     pub async fn stream_response(&self, query: &str) -> reqwest::Response {
         self.http()

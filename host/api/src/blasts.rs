@@ -1,15 +1,16 @@
 //! Blasts: create (`POST /sessions/{id}/blast`), list per session and
 //! fleet-wide, get, list recipients, cancel and retry.
 
-use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Json;
 use axum::routing::{get, post};
+use axum::{Extension, Router};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::AppState;
+use super::auth::Principal;
 use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath, ApiQuery, Paging};
 use crate::domain::time::iso8601;
@@ -317,6 +318,7 @@ async fn list_session(
 )]
 async fn list_all(
     State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
     ApiQuery(q): ApiQuery<JobQuery>,
 ) -> ApiResult<Json<BlastJobList>> {
     let session = q
@@ -324,7 +326,10 @@ async fn list_all(
         .as_deref()
         .map(str::trim)
         .filter(|s| !s.is_empty());
-    Ok(Json(state.blasts.list(session, q.status)?.into()))
+    let mut jobs = state.blasts.list(session, q.status)?;
+    // A token limited to some sessions sees their jobs only.
+    jobs.retain(|j| principal.covers(&j.session_id));
+    Ok(Json(jobs.into()))
 }
 
 #[utoipa::path(

@@ -2,6 +2,9 @@
 //! latency histogram by method and route. Routes are the templates axum
 //! matched (`/api/v1/sessions/{id}`), never raw paths, so the number of
 //! series stays bounded; requests that matched no route share one label.
+//! And the authorization outcome of each request by token name (never its
+//! secret): `allowed`, `unauthorized`, `forbidden` (lacks the scope),
+//! `hidden` (another session's route), `rate_limited`.
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -18,6 +21,13 @@ struct RequestLabels {
     method: String,
     route: String,
     status: u16,
+}
+
+/// Labels of the authorization counter.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct AuthLabels {
+    token: String,
+    outcome: &'static str,
 }
 
 /// Labels of the latency histogram.
@@ -37,6 +47,7 @@ fn latency_histogram() -> Histogram {
 pub struct HttpMetrics {
     requests: Family<RequestLabels, Counter>,
     latency: Family<RouteLabels, Histogram>,
+    auth: Family<AuthLabels, Counter>,
 }
 
 impl Default for HttpMetrics {
@@ -44,6 +55,7 @@ impl Default for HttpMetrics {
         Self {
             requests: Family::default(),
             latency: Family::new_with_constructor(latency_histogram),
+            auth: Family::default(),
         }
     }
 }
@@ -68,7 +80,23 @@ impl HttpMetrics {
             .inc();
     }
 
+    /// Records one authorization outcome; `token` is the token's name
+    /// (`None` when no valid token was presented: counted as `none`).
+    pub fn auth(&self, token: Option<&str>, outcome: &'static str) {
+        self.auth
+            .get_or_create(&AuthLabels {
+                token: token.unwrap_or("none").to_owned(),
+                outcome,
+            })
+            .inc();
+    }
+
     pub(crate) fn register(&self, r: &mut Registry) {
+        r.register(
+            "switchboard_api_authorizations",
+            "Authorization outcomes of API requests, by token name (`admin`, a minted token's name, or `none`) and outcome (allowed, unauthorized, forbidden, hidden, rate_limited)",
+            self.auth.clone(),
+        );
         r.register(
             "switchboard_http_requests",
             "HTTP requests answered, by method, route template and status",

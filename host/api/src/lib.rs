@@ -23,6 +23,7 @@ mod plugins;
 mod presence;
 pub mod request_id;
 mod scheduled;
+pub mod scopes;
 mod session_ops;
 mod sessions;
 mod sim;
@@ -30,6 +31,7 @@ mod sim_account;
 mod sim_events;
 mod sim_groups;
 mod stream;
+pub mod tokens;
 mod webhooks;
 
 use std::sync::Arc;
@@ -96,8 +98,10 @@ pub struct Services {
     pub store: Store,
     /// The simulated network, when enabled.
     pub sim: Option<SimNetwork>,
-    /// The API token.
+    /// The admin token.
     pub token: Arc<str>,
+    /// The minted tokens.
+    pub tokens: tokens::Tokens,
     /// The event bus (the live event stream reads it).
     pub events: EventBus,
     /// Cancelled when the gateway begins to stop: long-lived answers (the
@@ -146,7 +150,8 @@ pub fn router(state: AppState, limits: BodyLimits) -> Router {
         .merge(webhooks::routes())
         .merge(broker::routes())
         .merge(plugins::routes(limits.plugin_bytes))
-        .merge(metrics::routes());
+        .merge(metrics::routes())
+        .merge(tokens::routes());
     if state.sim.is_some() {
         api = api
             .merge(sim::routes())

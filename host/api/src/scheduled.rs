@@ -2,20 +2,22 @@
 //! `POST /sessions/{id}/messages/{kind}`), listing per session and fleet-wide,
 //! reading one and cancelling one.
 
-use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Json;
 use axum::routing::get;
+use axum::{Extension, Router};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 use super::AppState;
+use super::auth::Principal;
 use super::error::{ApiError, ApiResult};
 use super::extract::{ApiPath, ApiQuery, Paging};
 use crate::domain::send::SendRequest;
 use crate::domain::time::{iso8601, parse_iso8601, unix_now};
+use crate::domain::token::SessionSet;
 use crate::openapi::common::{ScheduledPath, SessionPath};
 use switchboard_runtime::scheduler::ScheduleError;
 use switchboard_runtime::scheduler::model::{ScheduledSend, ScheduledStatus};
@@ -264,13 +266,35 @@ async fn list(
 )]
 async fn list_all(
     State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
     ApiQuery(query): ApiQuery<FleetQuery>,
 ) -> ApiResult<Json<ScheduledList>> {
     let (limit, offset) = paging(query.limit, query.offset);
     let session = query.session.as_deref().filter(|s| !s.is_empty());
-    let sends = state
-        .scheduler
-        .list(session, &query.status, offset, limit)?;
+    let sends = match (&principal, session) {
+        (_, Some(s)) if !principal.covers(s) => Vec::new(),
+        (Principal::Token(t), None) => match &t.sessions {
+            // A token limited to some sessions sees theirs only: each
+            // session's sends, merged in the fleet list's order (newest
+            // first), then paged.
+            SessionSet::Only(ids) => {
+                let mut all = Vec::new();
+                for sid in ids {
+                    all.extend(
+                        state
+                            .scheduler
+                            .list(Some(sid), &query.status, 0, usize::MAX)?,
+                    );
+                }
+                all.sort_by(|a, b| b.id.cmp(&a.id));
+                all.into_iter().skip(offset).take(limit).collect()
+            }
+            SessionSet::All(_) => state.scheduler.list(None, &query.status, offset, limit)?,
+        },
+        _ => state
+            .scheduler
+            .list(session, &query.status, offset, limit)?,
+    };
     Ok(page(sends, limit, offset))
 }
 

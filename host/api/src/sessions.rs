@@ -3,17 +3,18 @@
 
 use std::borrow::Cow;
 
-use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Json;
 use axum::routing::{get, post};
+use axum::{Extension, Router};
 use serde::{Deserialize, Serialize};
 use utoipa::openapi::schema::{AllOfBuilder, AnyOfBuilder, ObjectBuilder, Schema, Type};
 use utoipa::openapi::{Ref, RefOr};
 use utoipa::{PartialSchema, ToSchema};
 
 use super::AppState;
+use super::auth::Principal;
 use super::error::ApiResult;
 use super::extract::{ApiJson, ApiPath, MaybeJson};
 use crate::openapi::common::{PhoneNumber, SessionPath, SuccessMessage};
@@ -174,8 +175,13 @@ impl From<SessionInfo> for SessionOut {
 )]
 async fn create(
     State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
     MaybeJson(body): MaybeJson<CreateSessionIn>,
 ) -> ApiResult<(StatusCode, Json<SessionOut>)> {
+    // A token limited to some sessions creates one only under an id of its
+    // own set, or a new id that joins its set; a taken id it cannot see is
+    // answered as taken, which tells nothing it may not know (ids are
+    // chosen by the creator).
     let new = NewSession {
         id: body.id,
         name: body.name,
@@ -183,6 +189,11 @@ async fn create(
         phone: body.phone,
     };
     let info = state.sessions.create(new).await?;
+    if let Principal::Token(t) = &principal
+        && !t.sessions.covers(&info.record.id)
+    {
+        state.tokens.add_session(&t.id, &info.record.id)?;
+    }
     Ok((StatusCode::CREATED, Json(info.into())))
 }
 
@@ -206,8 +217,17 @@ pub struct SessionList {
         crate::openapi::common::ApiErrors,
     )
 )]
-async fn list(State(state): State<AppState>) -> ApiResult<Json<SessionList>> {
-    let sessions: Vec<SessionOut> = state.sessions.list()?.into_iter().map(Into::into).collect();
+async fn list(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+) -> ApiResult<Json<SessionList>> {
+    let sessions: Vec<SessionOut> = state
+        .sessions
+        .list()?
+        .into_iter()
+        .filter(|s| principal.covers(&s.record.id))
+        .map(Into::into)
+        .collect();
     Ok(Json(SessionList {
         count: sessions.len(),
         sessions,

@@ -12,7 +12,9 @@
 //! gets a `reset` event, then live envelopes. A receiver that falls too far
 //! behind the live bus is caught up from the log the same way; only when
 //! the log cannot (it is off or pruned) does it get `lagged`. Streams end
-//! when the gateway stops.
+//! when the gateway stops. A token limited to some sessions gets their
+//! envelopes only, and its stream ends when the token is revoked or
+//! expires.
 
 use std::collections::HashSet;
 use std::convert::Infallible;
@@ -21,20 +23,23 @@ use std::time::Duration;
 
 use std::collections::VecDeque;
 
-use axum::Router;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::routing::get;
+use axum::{Extension, Router};
 use futures_util::stream::{self, Stream};
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
 use super::AppState;
+use super::auth::Principal;
 use super::error::{ApiError, ApiResult};
 use super::extract::ApiQuery;
 use crate::domain::event::{Envelope, EventName};
+use crate::domain::time::unix_now;
+use crate::domain::token::SessionSet;
 use switchboard_runtime::events::{EventBus, Resume};
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
@@ -92,6 +97,9 @@ fn resume_from(headers: &HeaderMap, query: Option<&str>) -> Result<Option<u64>, 
 pub struct StreamFilter {
     sessions: Option<HashSet<String>>,
     events: Option<HashSet<EventName>>,
+    /// The sessions of the token that opened the stream (`None`: the admin
+    /// token, every session).
+    allowed: Option<SessionSet>,
 }
 
 fn list(s: Option<&str>) -> Vec<&str> {
@@ -123,14 +131,22 @@ impl StreamFilter {
             Some(parsed)
         };
         let sessions = (!ids.is_empty()).then(|| ids.into_iter().map(str::to_owned).collect());
-        Ok(Self { sessions, events })
+        Ok(Self {
+            sessions,
+            events,
+            allowed: None,
+        })
     }
 
     /// Whether the receiver wants this envelope.
     pub fn matches(&self, envelope: &Envelope) -> bool {
-        self.sessions
+        self.allowed
             .as_ref()
-            .is_none_or(|s| s.contains(&envelope.session_id))
+            .is_none_or(|a| a.covers(&envelope.session_id))
+            && self
+                .sessions
+                .as_ref()
+                .is_none_or(|s| s.contains(&envelope.session_id))
             && self
                 .events
                 .as_ref()
@@ -153,11 +169,36 @@ impl StreamFilter {
 )]
 async fn stream_events(
     State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
     headers: HeaderMap,
     ApiQuery(query): ApiQuery<StreamQuery>,
 ) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
-    let filter = StreamFilter::parse(query.session.as_deref(), query.events.as_deref())
+    let mut filter = StreamFilter::parse(query.session.as_deref(), query.events.as_deref())
         .map_err(|m| ApiError::bad_request("invalid_query", m))?;
+    // The stream ends with the gateway, or with the token that opened it.
+    let stop = state.shutdown.child_token();
+    if let Principal::Token(t) = &principal {
+        filter.allowed = Some(t.sessions.clone());
+        let revoked = state.tokens.ended(&t.id);
+        let expires = t
+            .expires_at
+            .map(|at| Duration::from_secs(u64::try_from(at - unix_now()).unwrap_or(0)));
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            let expired = async {
+                match expires {
+                    Some(d) => tokio::time::sleep(d).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = revoked.cancelled() => {}
+                _ = expired => {}
+                _ = stop.cancelled() => {}
+            }
+            stop.cancel();
+        });
+    }
     let after = resume_from(&headers, query.last_event_id.as_deref())
         .map_err(|m| ApiError::bad_request("invalid_last_event_id", m))?;
     let bus = state.events.clone();
@@ -179,7 +220,9 @@ async fn stream_events(
         replay: VecDeque::new(),
         bus,
         filter,
-        stop: state.shutdown.clone(),
+        // Dropping the feed (the client left) ends the token watcher too.
+        _ended_with_feed: stop.clone().drop_guard(),
+        stop,
         opened: false,
     };
     let events = stream::unfold(feed, |mut feed| async move {
@@ -204,6 +247,7 @@ struct Feed {
     reset: Option<String>,
     filter: StreamFilter,
     stop: CancellationToken,
+    _ended_with_feed: tokio_util::sync::DropGuard,
     opened: bool,
 }
 

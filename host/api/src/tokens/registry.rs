@@ -1,0 +1,265 @@
+//! The token registry: every minted token in memory (found by the hash of
+//! the secret a request presents), written through to the store, with what
+//! goes with a live token: its per-minute request window, and a
+//! cancellation that ends its open event streams when it is revoked.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
+use tokio_util::sync::CancellationToken;
+
+use crate::domain::time::unix_now;
+use crate::domain::token::{SECRET_PREFIX, Scope, SessionSet, TokenRecord, TokenRefusal};
+use switchboard_runtime::store::{Store, StoreResult};
+
+/// How often a token's `last_used_at` is written (it is kept to this
+/// precision, so a busy token does not write on every request).
+const LAST_USED_PRECISION: i64 = 60;
+
+/// What an admin asks for when minting.
+#[derive(Debug, Clone)]
+pub struct NewToken {
+    /// Its name.
+    pub name: String,
+    /// The sessions it may act on.
+    pub sessions: SessionSet,
+    /// What it may do.
+    pub scopes: Vec<Scope>,
+    /// Unix seconds after which it stops working.
+    pub expires_at: Option<i64>,
+    /// Most requests per minute.
+    pub rate_per_minute: Option<u32>,
+}
+
+/// Why a presented secret is not let in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// No token has this secret.
+    Unknown,
+    /// The token was revoked or expired.
+    Gone(TokenRefusal),
+}
+
+/// One token's request window.
+struct Window {
+    started: Instant,
+    count: u32,
+}
+
+#[derive(Default)]
+struct State {
+    /// Tokens by the hash of their secret.
+    by_hash: HashMap<String, Arc<TokenRecord>>,
+    /// Ended when the token is revoked (its open streams watch it).
+    ended: HashMap<String, CancellationToken>,
+    windows: HashMap<String, Window>,
+}
+
+/// The token registry; cheap to clone.
+#[derive(Clone)]
+pub struct Tokens {
+    store: Store,
+    state: Arc<Mutex<State>>,
+}
+
+/// The hex SHA-256 of a secret: all the store keeps of it.
+pub fn hash_secret(secret: &str) -> String {
+    hex::encode(Sha256::digest(secret.as_bytes()))
+}
+
+/// A new secret: the prefix and 64 hex digits from two random UUIDs
+/// (244 random bits).
+fn new_secret() -> String {
+    let a = uuid::Uuid::new_v4();
+    let b = uuid::Uuid::new_v4();
+    format!(
+        "{SECRET_PREFIX}{}{}",
+        hex::encode(a.as_bytes()),
+        hex::encode(b.as_bytes())
+    )
+}
+
+/// The part of a secret lists show: the prefix and six more characters.
+fn shown_prefix(secret: &str) -> String {
+    secret.chars().take(SECRET_PREFIX.len() + 6).collect()
+}
+
+impl Tokens {
+    /// The registry over every token the store holds.
+    pub fn load(store: Store) -> StoreResult<Self> {
+        let mut state = State::default();
+        for t in store.list_tokens()? {
+            state.by_hash.insert(t.hash.clone(), Arc::new(t));
+        }
+        Ok(Self {
+            store,
+            state: Arc::new(Mutex::new(state)),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Mints a token; returns its record and its secret (shown this once).
+    pub fn mint(&self, new: NewToken) -> StoreResult<(TokenRecord, String)> {
+        let secret = new_secret();
+        let record = TokenRecord {
+            id: uuid::Uuid::new_v4().to_string(),
+            name: new.name,
+            prefix: shown_prefix(&secret),
+            hash: hash_secret(&secret),
+            sessions: new.sessions,
+            scopes: new.scopes,
+            created_at: unix_now(),
+            expires_at: new.expires_at,
+            last_used_at: None,
+            revoked_at: None,
+            rate_per_minute: new.rate_per_minute,
+        };
+        self.store.put_token(&record)?;
+        self.lock()
+            .by_hash
+            .insert(record.hash.clone(), Arc::new(record.clone()));
+        Ok((record, secret))
+    }
+
+    /// Every token, newest first.
+    pub fn list(&self) -> Vec<TokenRecord> {
+        let mut all: Vec<TokenRecord> = self
+            .lock()
+            .by_hash
+            .values()
+            .map(|t| (**t).clone())
+            .collect();
+        all.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(a.id.cmp(&b.id)));
+        all
+    }
+
+    /// The token with this id.
+    pub fn get(&self, id: &str) -> Option<TokenRecord> {
+        self.lock()
+            .by_hash
+            .values()
+            .find(|t| t.id == id)
+            .map(|t| (**t).clone())
+    }
+
+    /// Changes the token with this id and writes it through; `None` when
+    /// there is none.
+    fn update(
+        &self,
+        id: &str,
+        f: impl FnOnce(&mut TokenRecord),
+    ) -> StoreResult<Option<TokenRecord>> {
+        let mut state = self.lock();
+        let Some(old) = state.by_hash.values().find(|t| t.id == id).cloned() else {
+            return Ok(None);
+        };
+        let mut new = (*old).clone();
+        f(&mut new);
+        self.store.put_token(&new)?;
+        state.by_hash.remove(&old.hash);
+        state
+            .by_hash
+            .insert(new.hash.clone(), Arc::new(new.clone()));
+        Ok(Some(new))
+    }
+
+    /// Revokes a token at once: it is refused from the next request on and
+    /// its open event streams end. Revoking twice keeps the first time.
+    pub fn revoke(&self, id: &str) -> StoreResult<Option<TokenRecord>> {
+        let now = unix_now();
+        let revoked = self.update(id, |t| {
+            t.revoked_at.get_or_insert(now);
+        })?;
+        if revoked.is_some()
+            && let Some(ended) = self.lock().ended.remove(id)
+        {
+            ended.cancel();
+        }
+        Ok(revoked)
+    }
+
+    /// Gives a token a new secret (the old one stops working at once); its
+    /// id, name, scopes and sessions stay. A revoked token is not rotated.
+    pub fn rotate(&self, id: &str) -> StoreResult<Option<(TokenRecord, String)>> {
+        let secret = new_secret();
+        let rotated = self.update(id, |t| {
+            if t.revoked_at.is_none() {
+                t.hash = hash_secret(&secret);
+                t.prefix = shown_prefix(&secret);
+            }
+        })?;
+        Ok(rotated
+            .filter(|t| t.hash == hash_secret(&secret))
+            .map(|t| (t, secret)))
+    }
+
+    /// Adds a session to a token limited to some sessions (it created it).
+    pub fn add_session(&self, id: &str, session: &str) -> StoreResult<()> {
+        self.update(id, |t| {
+            if let SessionSet::Only(ids) = &mut t.sessions
+                && !ids.iter().any(|s| s == session)
+            {
+                ids.push(session.to_owned());
+            }
+        })?;
+        Ok(())
+    }
+
+    /// The token a presented secret belongs to, if it works now; its
+    /// `last_used_at` is kept (to the minute).
+    pub fn authenticate(&self, secret: &str) -> Result<Arc<TokenRecord>, Refusal> {
+        let hash = hash_secret(secret);
+        let now = unix_now();
+        let token = self
+            .lock()
+            .by_hash
+            .get(&hash)
+            .cloned()
+            .ok_or(Refusal::Unknown)?;
+        token.check(now).map_err(Refusal::Gone)?;
+        let stale = token
+            .last_used_at
+            .is_none_or(|t| now - t >= LAST_USED_PRECISION);
+        if stale {
+            let id = token.id.clone();
+            if let Err(e) = self.update(&id, |t| t.last_used_at = Some(now)) {
+                tracing::warn!(token = %token.name, error = %e, "could not keep a token's last use");
+            }
+        }
+        Ok(token)
+    }
+
+    /// Counts a request against the token's per-minute limit; `Err` with
+    /// how long to wait when it is over.
+    pub fn admit(&self, token: &TokenRecord) -> Result<(), Duration> {
+        let Some(limit) = token.rate_per_minute else {
+            return Ok(());
+        };
+        let minute = Duration::from_secs(60);
+        let now = Instant::now();
+        let mut state = self.lock();
+        let w = state.windows.entry(token.id.clone()).or_insert(Window {
+            started: now,
+            count: 0,
+        });
+        if now.duration_since(w.started) >= minute {
+            w.started = now;
+            w.count = 0;
+        }
+        if w.count >= limit {
+            return Err(minute.saturating_sub(now.duration_since(w.started)));
+        }
+        w.count += 1;
+        Ok(())
+    }
+
+    /// Cancelled when the token is revoked: what its open streams watch.
+    pub fn ended(&self, id: &str) -> CancellationToken {
+        self.lock().ended.entry(id.to_owned()).or_default().clone()
+    }
+}
