@@ -227,14 +227,21 @@ async fn an_upload_over_the_upload_limit_is_413_naming_it_and_leaves_nothing_beh
     // Without a Content-Length the limit is met while streaming.
     let chunks: Vec<Result<Vec<u8>, std::io::Error>> =
         (0..20).map(|_| Ok(vec![1u8; 8 * 1024])).collect();
-    let resp = once()
+    let sent = once()
         .body(reqwest::Body::wrap_stream(futures_util::stream::iter(
             chunks,
         )))
         .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status().as_u16(), 413);
+        .await;
+    // The gateway answers 413 and closes the connection on the rest of the
+    // body; a client still writing it may see the close before the answer.
+    match sent {
+        Ok(resp) => assert_eq!(resp.status().as_u16(), 413),
+        Err(e) => assert!(
+            e.is_request() || e.is_body() || e.is_connect(),
+            "refused by closing the connection, not otherwise: {e:?}"
+        ),
+    }
     let dir = server.data_dir().join("media").join("media").join("s");
     let left: Vec<_> = std::fs::read_dir(&dir)
         .map(|d| d.flatten().map(|e| e.path()).collect())
