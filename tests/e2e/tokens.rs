@@ -300,3 +300,32 @@ async fn minting_refuses_bad_bodies_and_scoped_tokens_cannot_mint() {
         (403, Some("forbidden"))
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_minted_token_lists_webhooks_without_their_secrets() {
+    let server = TestServer::start().await;
+    server.create_session("s").await;
+    server
+        .post(
+            "/api/v1/sessions/s/webhooks",
+            json!({ "url": "https://hooks.example.com/in", "secret": "s3cret" }),
+        )
+        .await
+        .expect(201);
+    let minted = mint(
+        &server,
+        json!({ "name": "reader", "sessions": ["s"], "scopes": ["read"] }),
+    )
+    .await;
+    let (status, list) = get_as(
+        &server,
+        "/api/v1/sessions/s/webhooks",
+        minted["secret"].as_str().unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(list["webhooks"][0]["secret"], Value::Null);
+    assert_eq!(list["webhooks"][0]["signed"], true);
+    let admin = server.get("/api/v1/sessions/s/webhooks").await.expect(200);
+    assert_eq!(admin["webhooks"][0]["secret"], "s3cret");
+}

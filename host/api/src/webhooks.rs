@@ -1,7 +1,7 @@
 //! Webhook registration, listing, deletion, re-enabling, the dead-letter queue
 //! and its replay.
 
-use axum::Router;
+use axum::{Extension, Router};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Json;
@@ -13,6 +13,7 @@ use utoipa::openapi::{Ref, schema::SchemaType};
 use utoipa::{PartialSchema, ToSchema};
 
 use super::AppState;
+use super::auth::Principal;
 use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath};
 use crate::domain::event::EventName;
@@ -241,7 +242,9 @@ struct RegisterIn {
     signature_scheme: Option<SignatureScheme>,
 }
 
-/// A webhook as listed (the secret is shown, as the spec lists it).
+/// A webhook as listed (the secret is shown, as the spec lists it, to the
+/// admin token only: a minted token sees `null`, so a token that may read
+/// a session cannot sign deliveries in its name).
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct WebhookOut {
     /// The webhook id (a UUID).
@@ -250,8 +253,11 @@ pub struct WebhookOut {
     url: String,
     /// The subscribed event names (or `all`).
     events: Vec<String>,
-    /// HMAC-SHA256 secret; deliveries are signed when set.
+    /// HMAC-SHA256 secret; deliveries are signed when set. `null` for a
+    /// minted token (see `signed`).
     secret: Option<String>,
+    /// Whether deliveries are signed (whether it has a secret).
+    signed: bool,
     /// Whether deliveries are attempted.
     enabled: bool,
     /// Unix seconds of registration.
@@ -267,6 +273,7 @@ impl From<Webhook> for WebhookOut {
             id: h.id,
             url: h.url,
             events: h.events,
+            signed: h.secret.is_some(),
             secret: h.secret,
             enabled: h.enabled,
             created_at: h.created_at,
@@ -362,14 +369,22 @@ pub struct WebhookList {
 )]
 async fn list(
     State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
     ApiPath(SessionPath { id }): ApiPath<SessionPath>,
 ) -> ApiResult<Json<WebhookList>> {
     known_session(&state, &id)?;
+    let admin = matches!(principal, Principal::Admin);
     let hooks: Vec<WebhookOut> = state
         .webhooks
         .list(&id)
         .into_iter()
-        .map(Into::into)
+        .map(WebhookOut::from)
+        .map(|mut h| {
+            if !admin {
+                h.secret = None;
+            }
+            h
+        })
         .collect();
     Ok(Json(WebhookList {
         count: hooks.len(),
