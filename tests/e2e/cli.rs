@@ -466,3 +466,73 @@ async fn nats_status_says_what_the_broker_does_or_that_there_is_none() {
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["configured"], true);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_are_minted_listed_and_revoked_from_the_command_line() {
+    let server = TestServer::start().await;
+    server.create_session("crm").await;
+    let minted = cli(
+        &server,
+        Via::Flags,
+        "tokens mint crm-bridge --session crm --scope read send --rate-per-minute 600",
+    )
+    .await
+    .ok();
+    assert!(
+        minted.contains("minted token crm-bridge")
+            && minted.contains("sessions crm with scopes read,send"),
+        "{minted}"
+    );
+    let secret = minted
+        .lines()
+        .find(|l| l.starts_with("sbt_"))
+        .unwrap_or_else(|| panic!("a secret line in:\n{minted}"))
+        .trim()
+        .to_owned();
+    let works = server
+        .http()
+        .get(format!("{}/api/v1/sessions/crm", server.base()))
+        .bearer_auth(&secret)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(works.status().as_u16(), 200);
+
+    let listed = cli(&server, Via::Flags, "tokens list").await.ok();
+    assert!(!listed.contains(&secret), "the secret is never listed");
+    let id = {
+        let line = listed
+            .lines()
+            .find(|l| l.contains("crm-bridge"))
+            .unwrap_or_else(|| panic!("crm-bridge in:\n{listed}"));
+        line.split_whitespace().next().unwrap().to_owned()
+    };
+    let r = row(&listed, &id);
+    assert_eq!(r[1], "crm-bridge");
+    assert_eq!(r[3], "crm");
+    assert_eq!(r[4], "read,send");
+    assert_eq!(r[5], "active");
+
+    let revoked = cli(&server, Via::Flags, &format!("tokens revoke {id}"))
+        .await
+        .ok();
+    assert!(revoked.contains("token `crm-bridge` revoked"), "{revoked}");
+    let refused = server
+        .http()
+        .get(format!("{}/api/v1/sessions/crm", server.base()))
+        .bearer_auth(&secret)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status().as_u16(), 401);
+
+    // `*` names every session.
+    let every = cli(
+        &server,
+        Via::Flags,
+        "tokens mint ops --session * --scope read",
+    )
+    .await
+    .ok();
+    assert!(every.contains("for sessions * with scopes read"), "{every}");
+}

@@ -1,11 +1,11 @@
 //! Webhook registration, listing, deletion, re-enabling, the dead-letter queue
 //! and its replay.
 
-use axum::{Extension, Router};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Json;
 use axum::routing::{delete, get, post};
+use axum::{Extension, Router};
 use serde::{Deserialize, Serialize};
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{AllOfBuilder, AnyOfBuilder, ObjectBuilder, Schema, Type};

@@ -8,6 +8,7 @@
 //! - `blasts`: creating a blast from a recipients file, with a progress bar
 //! - `qr`: the pairing QR code drawn in the terminal, and `--watch`
 //! - `table`: plain-text tables
+//! - `tokens`: minting, listing and revoking API tokens
 //!
 //! Output is a human-readable table or sentence by default and the API's raw
 //! JSON with `--json`. Errors go to stderr with a non-zero exit code.
@@ -18,6 +19,7 @@ mod commands;
 mod nats;
 pub mod qr;
 mod table;
+mod tokens;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -95,6 +97,15 @@ pub enum ClientCommand {
         /// What to do.
         #[command(subcommand)]
         cmd: PluginsCmd,
+    },
+    /// API tokens limited to some sessions and scopes (needs the admin token).
+    Tokens {
+        /// Where the gateway is and its token.
+        #[command(flatten)]
+        conn: Connection,
+        /// What to do.
+        #[command(subcommand)]
+        cmd: TokensCmd,
     },
     /// The NATS JetStream broker (`serve --nats-url`).
     Nats {
@@ -207,6 +218,35 @@ pub enum PluginsCmd {
     },
 }
 
+/// `switchboard tokens …`
+#[derive(Debug, Subcommand)]
+pub enum TokensCmd {
+    /// Mint a token; its secret is printed once.
+    Mint {
+        /// Its name (shown in lists, logs and metrics).
+        name: String,
+        /// The sessions it may act on: ids, or `*` for every session.
+        #[arg(long = "session", required = true, num_args = 1..)]
+        sessions: Vec<String>,
+        /// What it may do: `read`, `send`, `manage`, `admin`.
+        #[arg(long = "scope", required = true, num_args = 1..)]
+        scopes: Vec<String>,
+        /// It stops working this many seconds from now.
+        #[arg(long)]
+        expires_in_seconds: Option<i64>,
+        /// Most requests per minute.
+        #[arg(long)]
+        rate_per_minute: Option<u32>,
+    },
+    /// Every token (never its secret).
+    List,
+    /// Revoke a token at once.
+    Revoke {
+        /// The token id.
+        id: String,
+    },
+}
+
 /// `switchboard nats …`
 #[derive(Debug, Subcommand)]
 pub enum NatsCmd {
@@ -249,6 +289,10 @@ pub async fn run(command: ClientCommand, out: &mut (dyn Write + Send)) -> Result
         ClientCommand::Plugins { conn, cmd } => {
             let api = client::Api::new(&conn)?;
             commands::plugins(&api, cmd, conn.json, out).await
+        }
+        ClientCommand::Tokens { conn, cmd } => {
+            let api = client::Api::new(&conn)?;
+            tokens::tokens(&api, cmd, conn.json, out).await
         }
         ClientCommand::Nats { conn, cmd } => {
             let api = client::Api::new(&conn)?;
