@@ -329,3 +329,57 @@ async fn a_minted_token_lists_webhooks_without_their_secrets() {
     let admin = server.get("/api/v1/sessions/s/webhooks").await.expect(200);
     assert_eq!(admin["webhooks"][0]["secret"], "s3cret");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_secret_reaches_the_gateways_log_even_at_debug_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_switchboard-e2e"));
+    cmd.args(["serve", "--listen", "127.0.0.1:0", "--network", "sim"])
+        .arg("--data-dir")
+        .arg(dir.path())
+        .env("API_TOKEN", switchboard_tests::TOKEN)
+        .env("SWITCHBOARD_LOG", "debug");
+    let gateway = switchboard_tests::process::GatewayProcess::start(cmd).await;
+    let http = switchboard_tests::http_client();
+    let admin = |req: reqwest::RequestBuilder| req.bearer_auth(switchboard_tests::TOKEN);
+    let minted: Value = admin(http.post(format!("{}/api/v1/tokens", gateway.base)))
+        .json(&json!({ "name": "logged", "sessions": "*", "scopes": ["read"] }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let first = minted["secret"].as_str().unwrap().to_owned();
+    let id = minted["token"]["id"].as_str().unwrap().to_owned();
+    let used = http
+        .get(format!("{}/api/v1/sessions", gateway.base))
+        .bearer_auth(&first)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(used.status().as_u16(), 200);
+    let rotated: Value = admin(http.post(format!("{}/api/v1/tokens/{id}/rotate", gateway.base)))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let second = rotated["secret"].as_str().unwrap().to_owned();
+    for secret in [&first, &second] {
+        let _ = http
+            .get(format!("{}/api/v1/sessions", gateway.base))
+            .bearer_auth(secret)
+            .send()
+            .await
+            .unwrap();
+    }
+    let out = gateway.stdout.text();
+    let err = gateway.stderr.text();
+    assert!(out.contains("token minted"), "the log is read: {out}");
+    for secret in [&first, &second] {
+        assert!(!out.contains(secret.as_str()) && !err.contains(secret.as_str()));
+    }
+    gateway.stop().await;
+}
