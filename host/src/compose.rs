@@ -182,8 +182,8 @@ pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
         nats: nats.as_ref().map(|n| n.counters().clone()),
         media: media_counters,
     });
-    let tokens =
-        api::tokens::Tokens::load(store.clone()).context("could not read the API tokens")?;
+    let tokens = api::tokens::Tokens::load(store.clone(), config.token_rate_window)
+        .context("could not read the API tokens")?;
     let state = AppState::new(Services {
         send,
         chats,

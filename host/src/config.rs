@@ -59,6 +59,8 @@ pub struct Config {
     pub blasts: BlastConfig,
     /// How long blasts and scheduled sends show typing before each send.
     pub typing_before_send: Duration,
+    /// The window a token's `rate_per_minute` counts in.
+    pub token_rate_window: Duration,
     /// Plugin sandbox knobs.
     pub plugins: PluginConfig,
     /// Knobs of the `whatsapp` backend (used when it is built).
@@ -107,6 +109,7 @@ impl Config {
             schedule: ScheduleConfig::default(),
             blasts: BlastConfig::default(),
             typing_before_send: Duration::ZERO,
+            token_rate_window: Duration::from_secs(60),
             plugins: PluginConfig::default(),
             whatsapp: WhatsAppConfig::default(),
             nats: NatsConfig::default(),
@@ -282,6 +285,10 @@ pub struct ServeArgs {
     /// each message, in milliseconds; 0 (the default) sends at once.
     #[arg(long, env = "SWITCHBOARD_TYPING_BEFORE_SEND_MS", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=60_000))]
     pub typing_before_send_ms: u64,
+    /// The window a token's `rate_per_minute` counts requests in, in
+    /// milliseconds: a minute; shorter only to test the limit quickly.
+    #[arg(long, env = "SWITCHBOARD_TOKEN_RATE_WINDOW_MS", default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub token_rate_window_ms: u64,
     /// Most recipients in one blast.
     #[arg(long, env = "SWITCHBOARD_BLAST_MAX_RECIPIENTS", default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub blast_max_recipients: u64,
@@ -469,6 +476,7 @@ impl ServeArgs {
                 retry_delays: self.schedule_retry_delays_secs.0.clone(),
             },
             typing_before_send: Duration::from_millis(self.typing_before_send_ms),
+            token_rate_window: Duration::from_millis(self.token_rate_window_ms),
             blasts: BlastConfig {
                 idle_poll: Duration::from_millis(self.blast_idle_poll_ms),
                 offline_retry: Duration::from_millis(self.blast_offline_retry_ms),

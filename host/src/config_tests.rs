@@ -278,6 +278,9 @@ fn rows() -> Vec<Row> {
         row("blast-offline-retry-ms", "125", |c| {
             c.blasts.offline_retry = ms(125);
         }),
+        row("token-rate-window-ms", "250", |c| {
+            c.token_rate_window = ms(250)
+        }),
         row("typing-before-send-ms", "1500", |c| {
             c.typing_before_send = ms(1500)
         }),

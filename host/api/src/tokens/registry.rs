@@ -62,6 +62,8 @@ struct State {
 pub struct Tokens {
     store: Store,
     state: Arc<Mutex<State>>,
+    /// The window `rate_per_minute` counts in: a minute, shorter in tests.
+    window: Duration,
 }
 
 /// The hex SHA-256 of a secret: all the store keeps of it.
@@ -87,8 +89,9 @@ fn shown_prefix(secret: &str) -> String {
 }
 
 impl Tokens {
-    /// The registry over every token the store holds.
-    pub fn load(store: Store) -> StoreResult<Self> {
+    /// The registry over every token the store holds; `rate_per_minute`
+    /// counts requests in windows of `window` (a minute, but for tests).
+    pub fn load(store: Store, window: Duration) -> StoreResult<Self> {
         let mut state = State::default();
         for t in store.list_tokens()? {
             state.by_hash.insert(t.hash.clone(), Arc::new(t));
@@ -96,6 +99,7 @@ impl Tokens {
         Ok(Self {
             store,
             state: Arc::new(Mutex::new(state)),
+            window,
         })
     }
 
@@ -240,7 +244,7 @@ impl Tokens {
         let Some(limit) = token.rate_per_minute else {
             return Ok(());
         };
-        let minute = Duration::from_secs(60);
+        let minute = self.window;
         let now = Instant::now();
         let mut state = self.lock();
         let w = state.windows.entry(token.id.clone()).or_insert(Window {
