@@ -203,6 +203,7 @@ impl Store {
             tx.open_table(tables::SIM_OUTBOX_IDS)?;
             tx.open_table(tables::SIM_GROUPS)?;
             tx.open_table(tables::LID_MAP)?;
+            tx.open_table(tables::LID_BY_PHONE)?;
             tx.open_table(tables::WEBHOOKS)?;
             tx.open_table(tables::WEBHOOK_DLQ)?;
             tx.open_table(tables::WEBHOOK_OUTBOX)?;
@@ -225,6 +226,7 @@ impl Store {
             whatsapp::create_tables(&tx)?;
         }
         chats::index_existing(&tx)?;
+        lid::index_existing(&tx)?;
         tx.commit()?;
         Ok(())
     }

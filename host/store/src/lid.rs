@@ -1,8 +1,36 @@
 //! The lid-to-phone mapping each session learns passively (from messages that
-//! carry both, contacts and push names), used to fill `from_phone`.
+//! carry both, contacts and push names, lookups), used to fill `from_phone`,
+//! and kept the other way too (phone to lid) for lookups by phone.
 
-use super::tables::LID_MAP;
+use redb::{ReadableTable, WriteTransaction};
+
+use super::tables::{LID_BY_PHONE, LID_MAP, LID_REVERSE_INDEXED_KEY, META};
 use super::{Store, StoreResult};
+
+/// Indexes every learned lid by phone, once, in a store written before the
+/// reverse index existed.
+pub(crate) fn index_existing(tx: &WriteTransaction) -> StoreResult<()> {
+    let mut meta = tx.open_table(META)?;
+    if meta.get(LID_REVERSE_INDEXED_KEY)?.is_some() {
+        return Ok(());
+    }
+    let rows: Vec<(String, String, String)> = {
+        let map = tx.open_table(LID_MAP)?;
+        let mut rows = Vec::new();
+        for row in map.iter()? {
+            let (k, v) = row?;
+            let (sid, lid) = k.value();
+            rows.push((sid.to_owned(), v.value().to_owned(), lid.to_owned()));
+        }
+        rows
+    };
+    let mut reverse = tx.open_table(LID_BY_PHONE)?;
+    for (sid, phone, lid) in rows {
+        reverse.insert((sid.as_str(), phone.as_str()), lid.as_str())?;
+    }
+    meta.insert(LID_REVERSE_INDEXED_KEY, 1)?;
+    Ok(())
+}
 
 impl Store {
     /// Remembers that `lid_user` (the part before `@lid`) is `phone` for this
@@ -12,8 +40,21 @@ impl Store {
             return Ok(false);
         }
         self.write(|tx| {
-            tx.open_table(LID_MAP)?
-                .insert((session_id, lid_user), phone)?;
+            let old = tx
+                .open_table(LID_MAP)?
+                .insert((session_id, lid_user), phone)?
+                .map(|v| v.value().to_owned());
+            let mut reverse = tx.open_table(LID_BY_PHONE)?;
+            // A lid that moved to another phone no longer answers for the old one.
+            if let Some(old) = old
+                && reverse
+                    .get((session_id, old.as_str()))?
+                    .map(|v| v.value().to_owned())
+                    == Some(lid_user.to_owned())
+            {
+                reverse.remove((session_id, old.as_str()))?;
+            }
+            reverse.insert((session_id, phone), lid_user)?;
             Ok(true)
         })
     }
@@ -27,22 +68,11 @@ impl Store {
     }
 
     /// The lid (the part before `@lid`) learned for phone digits `phone`,
-    /// if any: a scan of the session's mapping (a lookup asked for now and
-    /// then, never on the message path).
+    /// if any.
     pub fn lid_of_phone(&self, session_id: &str, phone: &str) -> StoreResult<Option<String>> {
         self.read(|tx| {
-            let t = tx.open_table(LID_MAP)?;
-            for row in t.range((session_id, "")..)? {
-                let (k, v) = row?;
-                let (sid, lid_user) = k.value();
-                if sid != session_id {
-                    break;
-                }
-                if v.value() == phone {
-                    return Ok(Some(lid_user.to_owned()));
-                }
-            }
-            Ok(None)
+            let t = tx.open_table(LID_BY_PHONE)?;
+            Ok(t.get((session_id, phone))?.map(|v| v.value().to_owned()))
         })
     }
 }
@@ -74,6 +104,16 @@ mod tests {
             Some("777")
         );
         assert_eq!(store.lid_of_phone("a", "15550002222").unwrap(), None);
+        assert!(store.learn_lid("a", "777", "15550002222").unwrap());
+        assert_eq!(
+            store.lid_of_phone("a", "15550002222").unwrap().as_deref(),
+            Some("777")
+        );
+        assert_eq!(
+            store.lid_of_phone("a", "15550001111").unwrap(),
+            None,
+            "the old phone no longer names the lid"
+        );
         store.delete_session("a").unwrap();
         assert_eq!(store.lid_phone("a", "777").unwrap(), None);
     }

@@ -89,6 +89,7 @@ impl Store {
                 delete_session_range(tx, WEBHOOK_DLQ, id)?;
                 super::outbox::delete_session_outbox(tx, id)?;
                 delete_session_keys(tx, LID_MAP, id)?;
+                delete_session_keys(tx, super::tables::LID_BY_PHONE, id)?;
                 delete_session_keys(tx, MEDIA, id)?;
                 delete_session_keys(tx, SIM_OUTBOX_IDS, id)?;
                 delete_session_keys(tx, WEBHOOKS, id)?;

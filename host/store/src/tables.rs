@@ -67,6 +67,14 @@ pub const CHATS_INDEXED_KEY: &str = "chats_indexed";
 /// Lid-to-phone mapping learned per session: (session id, lid user part) → phone digits.
 pub const LID_MAP: TableDefinition<(&str, &str), &str> = TableDefinition::new("lid_map_v1");
 
+/// The same mapping the other way: (session id, phone digits) → lid user part.
+pub const LID_BY_PHONE: TableDefinition<(&str, &str), &str> =
+    TableDefinition::new("lid_by_phone_v1");
+
+/// `META` key set once every learned lid is in `LID_BY_PHONE` (a store
+/// written before that index existed is indexed when opened).
+pub const LID_REVERSE_INDEXED_KEY: &str = "lid_reverse_indexed";
+
 /// Registered webhooks: (session id, webhook id) → webhook document.
 pub const WEBHOOKS: TableDefinition<(&str, &str), &[u8]> = TableDefinition::new("webhooks_v1");
 

@@ -140,8 +140,12 @@ impl Chats {
                 all
             }
         };
-        self.store
-            .update_chat(session_id, &chat.to_string(), ChatRecord::mark_read)?;
+        // Receipts for a chat the gateway holds nothing of make no record.
+        let jid = chat.to_string();
+        if self.store.chat(session_id, &jid)?.is_some() {
+            self.store
+                .update_chat(session_id, &jid, ChatRecord::mark_read)?;
+        }
         Ok(read)
     }
 
