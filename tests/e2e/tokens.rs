@@ -390,3 +390,113 @@ async fn no_secret_reaches_the_gateways_log_even_at_debug_level() {
     }
     gateway.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_id_stays_with_its_tenant_and_leaves_every_token_when_deleted() {
+    let server = TestServer::start().await;
+    // The operator provisions tenant A's session id before the session exists.
+    let a = mint(
+        &server,
+        json!({ "name": "a", "sessions": ["acme"], "scopes": ["read", "manage"] }),
+    )
+    .await;
+    let b = mint(
+        &server,
+        json!({ "name": "b", "sessions": ["bravo"], "scopes": ["read", "manage"] }),
+    )
+    .await;
+    let (a_secret, b_secret) = (
+        a["secret"].as_str().unwrap().to_owned(),
+        b["secret"].as_str().unwrap().to_owned(),
+    );
+    let (status, body) = post_as(
+        &server,
+        "/api/v1/sessions",
+        &b_secret,
+        json!({ "id": "acme" }),
+    )
+    .await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (409, Some("session_exists")),
+        "another tenant cannot take a kept id"
+    );
+    let (status, _) = post_as(
+        &server,
+        "/api/v1/sessions",
+        &a_secret,
+        json!({ "id": "acme" }),
+    )
+    .await;
+    assert_eq!(status, 201);
+
+    // Deleted, the id leaves every token: a later `acme` is not A's.
+    let resp = server
+        .http()
+        .delete(format!("{}/api/v1/sessions/acme", server.base()))
+        .bearer_auth(&a_secret)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    let (_, me) = get_as(&server, "/api/v1/tokens/current", &a_secret).await;
+    assert_eq!(me["sessions"], json!([]));
+    let (status, _) = post_as(
+        &server,
+        "/api/v1/sessions",
+        &b_secret,
+        json!({ "id": "acme" }),
+    )
+    .await;
+    assert_eq!(status, 201, "a free id again");
+    let (status, _) = get_as(&server, "/api/v1/sessions/acme", &a_secret).await;
+    assert_eq!(status, 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_admin_scope_is_minted_over_every_session_only() {
+    let server = TestServer::start().await;
+    server
+        .post(
+            "/api/v1/tokens",
+            json!({ "name": "x", "sessions": ["a"], "scopes": ["admin"] }),
+        )
+        .await
+        .expect_error(400, "invalid_field");
+    mint(
+        &server,
+        json!({ "name": "ops", "sessions": "*", "scopes": ["admin"] }),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rotating_a_token_ends_the_streams_opened_with_its_old_secret() {
+    let server = TestServer::start().await;
+    server.create_session("s").await;
+    let minted = mint(
+        &server,
+        json!({ "name": "watcher", "sessions": ["s"], "scopes": ["read"] }),
+    )
+    .await;
+    let resp = server
+        .http()
+        .get(format!("{}/api/v1/events/stream", server.base()))
+        .bearer_auth(minted["secret"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap();
+    let mut stream = switchboard_tests::sse::EventStream::from_response(resp).await;
+    server
+        .post_empty(&format!(
+            "/api/v1/tokens/{}/rotate",
+            minted["token"]["id"].as_str().unwrap()
+        ))
+        .await
+        .expect(200);
+    let ended = tokio::time::timeout(Duration::from_secs(10), async {
+        while stream.next().await.is_some() {}
+    })
+    .await;
+    assert!(ended.is_ok(), "the old secret's stream ended");
+}

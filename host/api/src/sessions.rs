@@ -15,7 +15,7 @@ use utoipa::{PartialSchema, ToSchema};
 
 use super::AppState;
 use super::auth::Principal;
-use super::error::ApiResult;
+use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath, MaybeJson};
 use crate::openapi::common::{PhoneNumber, SessionPath, SuccessMessage};
 use switchboard_runtime::sessions::{NewSession, SessionInfo};
@@ -188,6 +188,15 @@ async fn create(
         network: body.network.map(|n| n.as_str().to_owned()),
         phone: body.phone,
     };
+    if let (Principal::Token(t), Some(id)) = (&principal, new.id.as_deref())
+        && !t.sessions.covers(id)
+        && state.tokens.reserved_by_other(&t.id, id)
+    {
+        return Err(ApiError::conflict(
+            "session_exists",
+            format!("session id `{id}` is kept for another token's sessions; choose another"),
+        ));
+    }
     let info = state.sessions.create(new).await?;
     if let Principal::Token(t) = &principal
         && !t.sessions.covers(&info.record.id)
@@ -359,6 +368,8 @@ async fn delete(
     // session's rows after the cascade removed them.
     state.webhooks.forget_session(&id);
     state.sessions.delete(&id).await?;
+    // A later session of this id may be another tenant's: no token keeps it.
+    state.tokens.remove_session(&id)?;
     Ok(Json(SuccessMessage {
         success: true,
         message: format!("session `{id}` and everything stored for it were deleted"),

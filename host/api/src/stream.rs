@@ -100,6 +100,12 @@ pub struct StreamFilter {
     /// The sessions of the token that opened the stream (`None`: the admin
     /// token, every session).
     allowed: Option<SessionSet>,
+    /// For a token limited to some sessions: when each of them that existed
+    /// at the stream's opening was created (an envelope older than that is
+    /// a former session's of the same id, someone else's), and the sequence
+    /// number live envelopes start after (a session created later has only
+    /// those).
+    since: Option<(std::collections::HashMap<String, i64>, u64)>,
 }
 
 fn list(s: Option<&str>) -> Vec<&str> {
@@ -135,6 +141,7 @@ impl StreamFilter {
             sessions,
             events,
             allowed: None,
+            since: None,
         })
     }
 
@@ -143,6 +150,12 @@ impl StreamFilter {
         self.allowed
             .as_ref()
             .is_none_or(|a| a.covers(&envelope.session_id))
+            && self.since.as_ref().is_none_or(|(created, live_from)| {
+                match created.get(&envelope.session_id) {
+                    Some(at) => envelope.timestamp >= *at,
+                    None => envelope.seq > *live_from,
+                }
+            })
             && self
                 .sessions
                 .as_ref()
@@ -179,6 +192,16 @@ async fn stream_events(
     let stop = state.shutdown.child_token();
     if let Principal::Token(t) = &principal {
         filter.allowed = Some(t.sessions.clone());
+        if let SessionSet::Only(ids) = &t.sessions {
+            let created = ids
+                .iter()
+                .filter_map(|id| {
+                    let info = state.sessions.get(id).ok()?;
+                    Some((id.clone(), info.record.created_at))
+                })
+                .collect();
+            filter.since = Some((created, state.events.last_seq()));
+        }
         let revoked = state.tokens.ended(&t.id);
         let expires = t
             .expires_at

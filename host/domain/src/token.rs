@@ -66,6 +66,11 @@ pub enum AllSessions {
 }
 
 impl SessionSet {
+    /// Whether the set is a list naming session `id` (not `"*"`).
+    pub fn names(&self, id: &str) -> bool {
+        matches!(self, SessionSet::Only(ids) if ids.iter().any(|s| s == id))
+    }
+
     /// Whether session `id` is in the set.
     pub fn covers(&self, id: &str) -> bool {
         match self {

@@ -62,6 +62,9 @@ struct State {
 pub struct Tokens {
     store: Store,
     state: Arc<Mutex<State>>,
+    /// Held while a change is written, so two changes of one token cannot
+    /// lose each other; never held by authentication, which reads `state`.
+    writes: Arc<Mutex<()>>,
     /// The window `rate_per_minute` counts in: a minute, shorter in tests.
     window: Duration,
 }
@@ -99,6 +102,7 @@ impl Tokens {
         Ok(Self {
             store,
             state: Arc::new(Mutex::new(state)),
+            writes: Arc::new(Mutex::new(())),
             window,
         })
     }
@@ -109,6 +113,7 @@ impl Tokens {
 
     /// Mints a token; returns its record and its secret (shown this once).
     pub fn mint(&self, new: NewToken) -> StoreResult<(TokenRecord, String)> {
+        let _write = self.writes.lock().unwrap_or_else(|p| p.into_inner());
         let secret = new_secret();
         let record = TokenRecord {
             id: uuid::Uuid::new_v4().to_string(),
@@ -151,40 +156,88 @@ impl Tokens {
             .map(|t| (**t).clone())
     }
 
-    /// Changes the token with this id and writes it through; `None` when
-    /// there is none.
+    /// Changes the token with this id and writes it through (the store
+    /// first, then memory; the registry's lock is not held while the store
+    /// writes); `None` when there is none.
     fn update(
         &self,
         id: &str,
         f: impl FnOnce(&mut TokenRecord),
     ) -> StoreResult<Option<TokenRecord>> {
-        let mut state = self.lock();
-        let Some(old) = state.by_hash.values().find(|t| t.id == id).cloned() else {
+        let _write = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(old) = self.find(id) else {
             return Ok(None);
         };
         let mut new = (*old).clone();
         f(&mut new);
         self.store.put_token(&new)?;
-        state.by_hash.remove(&old.hash);
-        state
-            .by_hash
-            .insert(new.hash.clone(), Arc::new(new.clone()));
+        self.replace(&old, new.clone());
         Ok(Some(new))
     }
 
-    /// Revokes a token at once: it is refused from the next request on and
-    /// its open event streams end. Revoking twice keeps the first time.
-    pub fn revoke(&self, id: &str) -> StoreResult<Option<TokenRecord>> {
-        let now = unix_now();
-        let revoked = self.update(id, |t| {
-            t.revoked_at.get_or_insert(now);
-        })?;
-        if revoked.is_some()
-            && let Some(ended) = self.lock().ended.remove(id)
-        {
+    fn find(&self, id: &str) -> Option<Arc<TokenRecord>> {
+        self.lock().by_hash.values().find(|t| t.id == id).cloned()
+    }
+
+    fn replace(&self, old: &TokenRecord, new: TokenRecord) {
+        let mut state = self.lock();
+        state.by_hash.remove(&old.hash);
+        state.by_hash.insert(new.hash.clone(), Arc::new(new));
+    }
+
+    /// Ends the open event streams of a token (revoked, or its secret
+    /// rotated).
+    fn end_streams(&self, id: &str) {
+        if let Some(ended) = self.lock().ended.remove(id) {
             ended.cancel();
         }
-        Ok(revoked)
+    }
+
+    /// Revokes a token at once: it is refused from the next request on
+    /// (in memory before the store is written: a failed write leaves it
+    /// refused, not working) and its open event streams end. Revoking twice
+    /// keeps the first time.
+    pub fn revoke(&self, id: &str) -> StoreResult<Option<TokenRecord>> {
+        let _write = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(old) = self.find(id) else {
+            return Ok(None);
+        };
+        let mut new = (*old).clone();
+        new.revoked_at.get_or_insert(unix_now());
+        self.replace(&old, new.clone());
+        self.end_streams(id);
+        self.store.put_token(&new)?;
+        Ok(Some(new))
+    }
+
+    /// Takes `session` out of every token limited to some sessions (it was
+    /// deleted: a later session of that id may be someone else's).
+    pub fn remove_session(&self, session: &str) -> StoreResult<()> {
+        let holders: Vec<String> = self
+            .lock()
+            .by_hash
+            .values()
+            .filter(|t| t.sessions.names(session))
+            .map(|t| t.id.clone())
+            .collect();
+        for id in holders {
+            self.update(&id, |t| {
+                if let SessionSet::Only(ids) = &mut t.sessions {
+                    ids.retain(|s| s != session);
+                }
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Whether a working token other than `token_id` names `session` in its
+    /// list: that id is kept for its tenant, and no other may create it.
+    pub fn reserved_by_other(&self, token_id: &str, session: &str) -> bool {
+        let now = unix_now();
+        self.lock()
+            .by_hash
+            .values()
+            .any(|t| t.id != token_id && t.check(now).is_ok() && t.sessions.names(session))
     }
 
     /// Gives a token a new secret (the old one stops working at once); its
@@ -197,9 +250,12 @@ impl Tokens {
                 t.prefix = shown_prefix(&secret);
             }
         })?;
-        Ok(rotated
-            .filter(|t| t.hash == hash_secret(&secret))
-            .map(|t| (t, secret)))
+        let rotated = rotated.filter(|t| t.hash == hash_secret(&secret));
+        if rotated.is_some() {
+            // A stream opened with the old secret must not outlive it.
+            self.end_streams(id);
+        }
+        Ok(rotated.map(|t| (t, secret)))
     }
 
     /// Adds a session to a token limited to some sessions (it created it).
@@ -262,8 +318,20 @@ impl Tokens {
         Ok(())
     }
 
-    /// Cancelled when the token is revoked: what its open streams watch.
+    /// Cancelled when the token is revoked or rotated: what its open
+    /// streams watch. Already cancelled for a token revoked between its
+    /// request's authentication and this call.
     pub fn ended(&self, id: &str) -> CancellationToken {
-        self.lock().ended.entry(id.to_owned()).or_default().clone()
+        let mut state = self.lock();
+        let working = state
+            .by_hash
+            .values()
+            .any(|t| t.id == id && t.revoked_at.is_none());
+        if !working {
+            let t = CancellationToken::new();
+            t.cancel();
+            return t;
+        }
+        state.ended.entry(id.to_owned()).or_default().clone()
     }
 }
