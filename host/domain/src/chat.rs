@@ -62,6 +62,12 @@ pub struct ChatRecord {
 /// as it is.
 const NOT_UNREAD: &[&str] = &["reaction", "revoke", "edit", "pin", "unpin", "poll_vote"];
 
+/// Whether a message of this kind (send kind or inbound `message_type`) is
+/// one to read, rather than an act on another message.
+pub fn counts_as_unread(kind: &str) -> bool {
+    !NOT_UNREAD.contains(&kind)
+}
+
 impl ChatRecord {
     /// A chat the gateway has seen nothing of yet.
     pub fn new(jid: &str) -> Self {
@@ -89,7 +95,7 @@ impl ChatRecord {
             Direction::Outbound => true,
             Direction::Inbound => record.body.get("is_from_me") == Some(&Value::Bool(true)),
         };
-        let counts = !NOT_UNREAD.contains(&record.kind.as_str());
+        let counts = counts_as_unread(&record.kind);
         if from_me && counts {
             self.unread_count = 0;
             self.marked_unread = false;

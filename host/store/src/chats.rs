@@ -21,7 +21,8 @@ pub struct ChatPage {
 }
 
 /// Indexes message record `record`, stored as `MESSAGES` row `seq`, and
-/// updates its chat.
+/// updates its chat. A record of a message id the chat already holds
+/// replaces the earlier one.
 pub(crate) fn index_message(
     tx: &WriteTransaction,
     record: &MessageRecord,
@@ -29,10 +30,25 @@ pub(crate) fn index_message(
 ) -> StoreResult<()> {
     let session = record.session_id.as_str();
     let chat = record.chat.as_str();
-    tx.open_table(MESSAGE_IDS)?
-        .insert((session, record.message_id.as_str()), seq)?;
-    tx.open_table(CHAT_MESSAGES)?
-        .insert((session, chat, seq), record.message_id.as_str())?;
+    let earlier = tx
+        .open_table(MESSAGE_IDS)?
+        .insert((session, record.message_id.as_str()), seq)?
+        .map(|v| v.value());
+    let mut index = tx.open_table(CHAT_MESSAGES)?;
+    // The same message recorded again (the network redelivered it after a
+    // restart, past the in-memory dedup): it takes the earlier one's place
+    // in the history and is not counted twice.
+    let again = match earlier {
+        Some(old) if index.remove((session, chat, old))?.is_some() => {
+            tx.open_table(MESSAGES)?.remove((session, old))?;
+            true
+        }
+        _ => false,
+    };
+    index.insert((session, chat, seq), record.message_id.as_str())?;
+    if again {
+        return Ok(());
+    }
     let mut chats = tx.open_table(CHATS)?;
     let mut c = match chats.get((session, chat))? {
         Some(v) => decode::<ChatRecord>(v.value())?,
@@ -72,7 +88,11 @@ pub(crate) fn delete_session_chats(tx: &WriteTransaction, session_id: &str) -> S
     super::delete_session_keys(tx, CHATS, session_id)?;
     super::delete_session_keys(tx, MESSAGE_IDS, session_id)?;
     let mut t = tx.open_table(CHAT_MESSAGES)?;
-    t.retain_in((session_id, "", 0u64).., |(sid, _, _), _| sid != session_id)?;
+    // Chat JIDs are ASCII: every one of the session's sorts below U+10FFFF.
+    t.retain_in(
+        (session_id, "", 0u64)..=(session_id, "\u{10FFFF}", u64::MAX),
+        |_, _| false,
+    )?;
     Ok(())
 }
 
@@ -255,6 +275,12 @@ mod tests {
         assert_eq!(third.messages.len(), 1);
         assert_eq!(third.next_cursor, None);
         assert_eq!(store.chat("s", a).unwrap().unwrap().unread_count, 5);
+        // Recorded again (redelivered after a restart): counted once, listed once.
+        store.append_message(&message("s", a, "A4", 4)).unwrap();
+        assert_eq!(store.chat("s", a).unwrap().unwrap().unread_count, 5);
+        assert_eq!(store.chat("s", a).unwrap().unwrap().message_count, 5);
+        let again = store.chat_messages("s", a, None, 10).unwrap();
+        assert_eq!(again.messages.len(), 5);
         assert_eq!(
             store.message_by_id("s", "A2").unwrap().unwrap().timestamp,
             2

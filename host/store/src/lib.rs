@@ -49,7 +49,12 @@ pub use timings::StoreTimings;
 /// 2: an outbox row may point at its event-log row instead of holding the
 /// payload (a version 1 file is read as it is and marked 2 at open; a
 /// version 1 binary would misread such rows, so it refuses the file).
-pub const SCHEMA_VERSION: u64 = 2;
+///
+/// 3: message records are indexed by chat and id, with a record per chat,
+/// and learned lids by phone (indexed once at open from older files); a
+/// version 2 binary would write records without indexing them and delete
+/// sessions without their index rows, so it refuses the file.
+pub const SCHEMA_VERSION: u64 = 3;
 
 /// The database file name inside the data directory.
 pub const DB_FILE: &str = "switchboard.redb";

@@ -23,15 +23,20 @@ pub fn key(target: &MessageKey, participant: Option<String>) -> wa::MessageKey {
     }
 }
 
+/// The author a key names: someone else's message in a group only (a
+/// one-to-one chat's key names no participant).
+fn others_author(target: &MessageKey) -> Option<String> {
+    if target.from_me || !target.chat.is_group() {
+        return None;
+    }
+    target.sender.as_ref().map(ToString::to_string)
+}
+
 /// Deletes `target` for everyone: this account's own message (no
 /// participant), or someone else's as a group admin (their address as
 /// participant).
 pub fn revoke(target: &MessageKey) -> wa::Message {
-    let participant = if target.from_me {
-        None
-    } else {
-        target.sender.as_ref().map(ToString::to_string)
-    };
+    let participant = others_author(target);
     wa::Message {
         protocol_message: MessageField::some(wa::message::ProtocolMessage {
             key: MessageField::some(key(target, participant)),
@@ -108,11 +113,7 @@ fn recaptioned(original: &wa::Message, caption: &str) -> Option<wa::Message> {
 /// Pins `target` for everyone for `duration_seconds`, or unpins it (`0`).
 pub fn pin(target: &MessageKey, duration_seconds: u32, timestamp_ms: i64) -> wa::Message {
     use wa::message::pin_in_chat_message::Type;
-    let participant = if target.from_me {
-        None
-    } else {
-        target.sender.as_ref().map(ToString::to_string)
-    };
+    let participant = others_author(target);
     let kind = if duration_seconds == 0 {
         Type::UNPIN_FOR_ALL
     } else {
@@ -254,6 +255,18 @@ mod tests {
         assert_eq!(image.caption.as_deref(), Some("new caption"));
         assert_eq!(image.direct_path.as_deref(), Some("/v/t62/pic"));
         assert_eq!(new.conversation, None);
+    }
+
+    #[test]
+    fn a_key_in_a_one_to_one_chat_names_no_participant() {
+        let t = target(
+            "15550001111@s.whatsapp.net",
+            false,
+            Some("15550001111@s.whatsapp.net"),
+        );
+        let m = pin(&t, 86_400, 1);
+        let k = m.pin_in_chat_message.as_option().unwrap().key.as_option().unwrap();
+        assert_eq!((k.from_me, k.participant.as_deref()), (Some(false), None));
     }
 
     #[test]

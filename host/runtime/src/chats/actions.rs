@@ -101,6 +101,15 @@ impl Chats {
         let (action, body) = match request {
             ActionRequest::Revoke(t) => {
                 let target = self.key(session_id, &t)?;
+                if !target.from_me && !target.chat.is_group() {
+                    // Someone else's message is deleted for everyone only
+                    // in a group, by an admin (the network has no such
+                    // revoke in a one-to-one chat).
+                    return Err(SessionError::Network(NetworkError::NotFound(format!(
+                        "no message `{}` of someone else that this account could delete in {}: only a group admin deletes others' messages",
+                        t.message_id, t.chat
+                    ))));
+                }
                 let body = json!({ "message_id": t.message_id });
                 (MessageAction::Revoke { target }, body)
             }

@@ -13,7 +13,7 @@ pub use identity::{LidAnswer, LidSource};
 
 use std::collections::BTreeMap;
 
-use crate::domain::chat::ChatRecord;
+use crate::domain::chat::{ChatRecord, counts_as_unread};
 use crate::domain::jid::Jid;
 use crate::domain::message::Direction;
 use crate::domain::time::unix_now;
@@ -125,13 +125,17 @@ impl Chats {
     ) -> Result<Vec<String>, SessionError> {
         let (client, _) = self.sessions.sender(session_id)?;
         let read = match message_ids {
-            Some(ids) => {
+            Some(ids) if sender.is_some() || !chat.is_group() => {
                 client.mark_read(chat, sender, &ids).await?;
                 ids
             }
-            None => {
+            ids => {
+                let groups = match ids {
+                    Some(ids) => self.authors(session_id, &ids)?,
+                    None => self.unread(session_id, chat)?,
+                };
                 let mut all = Vec::new();
-                for (author, ids) in self.unread(session_id, chat)? {
+                for (author, ids) in groups {
                     let author = author.as_deref().and_then(|a| Jid::parse(a).ok());
                     let author = author.as_ref().filter(|_| chat.is_group());
                     client.mark_read(chat, author, &ids).await?;
@@ -147,6 +151,25 @@ impl Chats {
                 .update_chat(session_id, &jid, ChatRecord::mark_read)?;
         }
         Ok(read)
+    }
+
+    /// The authors of messages `ids` of a group chat, from the gateway's
+    /// records (a read receipt in a group names each message's author);
+    /// ids it holds no record of go without one.
+    fn authors(
+        &self,
+        session_id: &str,
+        ids: &[String],
+    ) -> Result<BTreeMap<Option<String>, Vec<String>>, SessionError> {
+        let mut by_author: BTreeMap<Option<String>, Vec<String>> = BTreeMap::new();
+        for id in ids {
+            let author = self
+                .store
+                .message_by_id(session_id, id)?
+                .and_then(|m| author_of(&m));
+            by_author.entry(author).or_default().push(id.clone());
+        }
+        Ok(by_author)
     }
 
     /// The chat's unread received messages, grouped by author (read
@@ -166,18 +189,25 @@ impl Chats {
         if unread == 0 {
             return Ok(by_author);
         }
-        let page =
-            self.store
-                .chat_messages(session_id, &jid, None, unread.clamp(1, READ_LOOKBACK))?;
-        for m in page.messages {
-            let from_me = m.body.get("is_from_me") == Some(&serde_json::Value::Bool(true));
-            if m.direction == Direction::Inbound && !from_me {
-                let author = m
-                    .body
-                    .get("participant")
-                    .and_then(serde_json::Value::as_str)
-                    .map(str::to_owned);
-                by_author.entry(author).or_default().push(m.message_id);
+        // Newest first, past what does not count as unread (reactions,
+        // edits, this account's own), until the count is met.
+        let (mut found, mut seen, mut cursor) = (0, 0, None);
+        while found < unread && seen < READ_LOOKBACK {
+            let page = self.store.chat_messages(session_id, &jid, cursor, 100)?;
+            for m in &page.messages {
+                seen += 1;
+                let from_me = m.body.get("is_from_me") == Some(&serde_json::Value::Bool(true));
+                if m.direction == Direction::Inbound && !from_me && counts_as_unread(&m.kind) {
+                    by_author.entry(author_of(m)).or_default().push(m.message_id.clone());
+                    found += 1;
+                    if found == unread {
+                        break;
+                    }
+                }
+            }
+            match page.next_cursor {
+                Some(c) => cursor = Some(c),
+                None => break,
             }
         }
         Ok(by_author)
@@ -209,6 +239,15 @@ impl Chats {
         })?;
         Ok(Some(c))
     }
+}
+
+/// The author of a received message (its `participant`, the sender within
+/// the chat).
+fn author_of(m: &crate::domain::message::MessageRecord) -> Option<String> {
+    m.body
+        .get("participant")
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_owned)
 }
 
 fn no_chat(session_id: &str, chat: &Jid) -> SessionError {

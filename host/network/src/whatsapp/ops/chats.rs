@@ -9,7 +9,9 @@
 use async_trait::async_trait;
 use whatsapp_rust::types::message::AddressingMode;
 use whatsapp_rust::wacore_binary::jid::JidExt;
-use whatsapp_rust::{AppStateError, ChatStateType, Client, Jid as WaJid, PresenceStatus};
+use whatsapp_rust::{
+    AppStateError, ChatStateType, Client, Jid as WaJid, PresenceStatus, RevokeType,
+};
 
 use crate::chats::{ChatAction, ChatOps, ChatState, LidPair, MessageAction, MessageKey};
 use crate::domain::jid::{Jid, JidKind};
@@ -119,8 +121,31 @@ impl ChatOps for WaSession {
         action: &MessageAction,
     ) -> Result<SendReceipt, NetworkError> {
         let client = self.logged_in().await?;
-        let message = self.built_action(&client, action).await?;
         let to = wa_jid(action.chat())?;
+        if let MessageAction::Revoke { target } = action
+            && !target.from_me
+            && let Some(author) = &target.sender
+        {
+            // An admin revoke needs the group's sender keys sent along
+            // (WhatsApp Web's shape), which only the crate's own revoke
+            // does; its stanza id is the crate's, so the gateway's id names
+            // the action in the gateway's records only.
+            client
+                .revoke_message(
+                    to,
+                    target.message_id.clone(),
+                    RevokeType::Admin {
+                        original_sender: wa_jid(author)?,
+                    },
+                )
+                .await
+                .map_err(|e| NetworkError::Failed(format!("the revoke was not sent: {e}")))?;
+            return Ok(SendReceipt {
+                message_id: message_id.to_owned(),
+                timestamp: crate::domain::time::unix_now(),
+            });
+        }
+        let message = self.built_action(&client, action).await?;
         send_built(
             &client,
             &self.inner.store,
