@@ -172,6 +172,10 @@ async fn an_operator_runs_the_whole_story_in_the_console_in_a_real_browser() {
             "messages-media-1280",
             vec!["Greta: The parcel", "Open image/png"],
         ),
+        (
+            "sessions-as-admin-1280",
+            vec!["2 sessions, 1 online", "Other line", "New session"],
+        ),
     ];
     for (page, shows) in &screens {
         let text = assert_screenshot(&artifacts, page);
@@ -185,9 +189,66 @@ async fn an_operator_runs_the_whole_story_in_the_console_in_a_real_browser() {
                 "the {page} screen does not show `{wanted}`; it shows:\n{text}"
             );
         }
+        // The sidebar names the token signed in (a phone's top bar shows
+        // the name alone).
+        if page.ends_with("-1280") && !page.starts_with("sign-in") {
+            assert!(
+                text.contains("Token admin"),
+                "the {page} screen does not name the token:\n{text}"
+            );
+        }
     }
     let refused = assert_screenshot(&artifacts, "sign-in-refused-1280");
     assert!(refused.contains("did not accept this token"), "{refused}");
+
+    // The read-only token over `demo`: its name beside sign-out (with its
+    // scopes on a laptop), that one session, and nothing it may not do.
+    let viewer = ["element a: Sessions", "Sign out"];
+    let never = [
+        "element a: Plugins",
+        "element a: Sim network",
+        "Other line",
+        "element button: Create session",
+        "element button: Delete demo",
+        "element button: Start blast",
+    ];
+    let viewer_screens: [(&str, &[&str]); 4] = [
+        (
+            "sessions-as-viewer-1280",
+            &[
+                "Token viewer \u{b7} read",
+                "1 session, 1 online",
+                "Demo line",
+            ],
+        ),
+        ("sessions-as-viewer-390", &["1 session, 1 online", "viewer"]),
+        (
+            "session-as-viewer-1280",
+            &["Token viewer \u{b7} read", "Greta: where is my order?"],
+        ),
+        (
+            "refused-as-viewer-1280",
+            &[
+                "Token viewer \u{b7} read",
+                "may not use this page: session other is not among its sessions",
+            ],
+        ),
+    ];
+    for (page, shows) in viewer_screens {
+        let text = assert_screenshot(&artifacts, page);
+        for wanted in shows.iter().chain(&viewer) {
+            assert!(
+                text.contains(wanted),
+                "the {page} screen does not show `{wanted}`; it shows:\n{text}"
+            );
+        }
+        for unwanted in never {
+            assert!(
+                !text.contains(unwanted),
+                "the {page} screen shows `{unwanted}`, which the token may not use:\n{text}"
+            );
+        }
+    }
 
     // What the browser did reached the gateway for real.
     let session = server.get("/api/v1/sessions/demo").await.expect(200);
@@ -217,6 +278,12 @@ async fn an_operator_runs_the_whole_story_in_the_console_in_a_real_browser() {
         outbox["count"],
         Value::from(8),
         "the blast's sends reached the network"
+    );
+    let tokens = server.get("/api/v1/tokens").await.expect(200);
+    assert_eq!(tokens["tokens"][0]["name"], "viewer", "{tokens}");
+    assert_eq!(
+        tokens["tokens"][0]["status"], "revoked",
+        "the story revoked the token it minted: {tokens}"
     );
     server.stop().await;
 }

@@ -1,7 +1,9 @@
-// Blasts across every session: progress bars that move while the worker
-// sends, cancel and retry, and a link to each job's recipients.
+// Blasts across every session the token may see: progress bars that move
+// while the worker sends, cancel and retry, and a link to each job's
+// recipients. Starting, cancelling and retrying need the `send` scope.
 
 import { get, post, seg } from '../api.js';
+import { can } from '../auth.js';
 import { button, h, refresh } from '../dom.js';
 import { count, when } from '../format.js';
 import { every } from '../poll.js';
@@ -18,13 +20,13 @@ export function render(page) {
     const res = await attempt('Loading blasts', () => get('/blasts'));
     if (!res) return;
     refresh(list, res.jobs, () => (res.jobs.length === 0
-      ? empty('No blasts yet. Start one below.')
+      ? empty(can('send') ? 'No blasts yet. Start one below.' : 'No blasts yet.')
       : res.jobs.map((job) => jobCard(job, load))));
   };
   page.append(
     pageHeader('Blasts', 'One message to many recipients, sent one at a time by a paced worker.'),
-    card('Jobs', list),
-    blastForm(() => load()));
+    card('Jobs', list));
+  if (can('send')) page.append(blastForm(() => load()));
   return every(1000, load);
 }
 
@@ -46,6 +48,7 @@ export function progress(job) {
 
 /** Cancel and retry buttons fitting the job's state. */
 export function jobActions(job, refresh) {
+  if (!can('send')) return [];
   const path = `/sessions/${seg(job.session_id)}/blasts/${seg(job.id)}`;
   const out = [];
   if (!TERMINAL.includes(job.status)) {

@@ -3,6 +3,7 @@
 // the phone. On the sim network a button plays the phone's part.
 
 import { get, post, seg } from '../api.js';
+import { can } from '../auth.js';
 import { button, field, form, h, input, replace } from '../dom.js';
 import { clock, phone } from '../format.js';
 import { every } from '../poll.js';
@@ -23,7 +24,8 @@ export function openPairing(session, mode, onClose) {
     h('h2', { id: 'pair-title', text: mode === 'qr' ? `Pair ${id} with a QR code` : `Pair ${id} with a code` }),
     statusLine, body, error,
     h('div', { class: 'dialog-actions' },
-      session.network === 'sim'
+      // The sim's control API is the admin's.
+      session.network === 'sim' && can('admin')
         ? button('Simulate the phone\u2019s scan', async () => {
           try {
             await post(`/sim/sessions/${seg(id)}/scan`);

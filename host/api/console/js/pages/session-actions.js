@@ -1,7 +1,9 @@
 // The buttons that act on one session: connect, pair (QR or code), pause,
 // resume, disconnect, log out, delete. Shared by the list and the detail.
+// Running a session needs the `manage` scope: without it there are none.
 
 import { del, post, seg } from '../api.js';
+import { can } from '../auth.js';
 import { button } from '../dom.js';
 import { go } from '../router.js';
 import { attempt, notify } from '../ui.js';
@@ -9,6 +11,7 @@ import { openPairing } from './pairing.js';
 
 /** Buttons fitting the session's state; `refresh` runs after each action. */
 export function sessionActions(s, refresh, { afterDelete } = {}) {
+  if (!can('manage')) return [];
   const path = `/sessions/${seg(s.id)}`;
   const act = (label, what, fn) => attempt(`${label} ${s.id}`, async () => {
     await fn();

@@ -1,7 +1,9 @@
-// Sessions: every linked account at a glance, creating one, and the
-// actions on each (pairing opens a dialog with the QR code).
+// Sessions: every linked account at a glance (those the token may see),
+// creating one, and the actions on each (pairing opens a dialog with the QR
+// code); creating and acting need the `manage` scope.
 
 import { get, post } from '../api.js';
+import { can, joined } from '../auth.js';
 import { field, form, h, input, refresh, select } from '../dom.js';
 import { phone, when } from '../format.js';
 import { every } from '../poll.js';
@@ -24,7 +26,7 @@ export function render(page) {
     const online = sessions.filter((s) => s.status === 'logged_in').length;
     summary.textContent = `${sessions.length} session${sessions.length === 1 ? '' : 's'}, ${online} online`;
     refresh(list, sessions, () => (sessions.length === 0
-      ? empty('No sessions yet. Create one below, then pair it with a phone.')
+      ? empty(can('manage') ? 'No sessions yet. Create one below, then pair it with a phone.' : 'No sessions this token may see yet.')
       : sessions.map((s) => sessionCard(s, load))));
   };
 
@@ -36,6 +38,7 @@ export function render(page) {
     const created = await attempt('Creating the session', () => post('/sessions', bodyIn));
     paused = false;
     if (created) {
+      joined(created.id);
       el.reset();
       notify(`Session ${created.id} created`);
       await load();
@@ -48,12 +51,8 @@ export function render(page) {
   field('Phone (sim only)', input('phone', { inputmode: 'tel', placeholder: '+1 555 000 1111' })),
   h('button', { type: 'submit', class: 'btn btn-primary', text: 'Create session' }));
 
-  page.append(
-    pageHeader('Sessions', null),
-    summary,
-    list,
-    card('New session', createForm),
-  );
+  page.append(pageHeader('Sessions', null), summary, list);
+  if (can('manage')) page.append(card('New session', createForm));
   return every(2000, load);
 }
 

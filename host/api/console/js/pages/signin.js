@@ -1,5 +1,6 @@
-// Sign-in: the operator pastes the API token; it is checked against the
-// gateway and kept in this tab's sessionStorage only.
+// Sign-in: the operator pastes the API token (the admin's or one minted for
+// some sessions and scopes); the gateway says what it may do, and it is kept
+// in this tab's sessionStorage only.
 
 import { call } from '../api.js';
 import { signIn } from '../auth.js';
@@ -18,20 +19,22 @@ export function render(page, { onSignedIn }) {
       h('p', { class: 'subtitle', text: 'The console talks to this gateway\u2019s API with your API token. It stays in this browser tab and is forgotten when you close it.' }),
       form({ class: 'stack', 'aria-label': 'Sign in' }, async ({ token }) => {
         const value = token.trim();
+        let rights;
         try {
-          await call('GET', '/sessions', undefined, { auth: value });
+          // Any valid token may ask this, whatever its scopes.
+          rights = await call('GET', '/tokens/current', undefined, { auth: value });
         } catch (err) {
           const message = err.status === 401
-            ? 'The gateway did not accept this token. Use the value of API_TOKEN, or the one in <data-dir>/api-token.'
+            ? 'The gateway did not accept this token. Use the value of API_TOKEN, the one in <data-dir>/api-token, or a token the admin minted for you.'
             : err.message;
           showError({ code: err.code, message }, 'Signing in');
           tokenInput.focus();
           return;
         }
-        signIn(value);
+        signIn(value, rights);
         onSignedIn();
       },
-      field('API token', tokenInput, 'Printed once when the gateway first starts, and kept in <data-dir>/api-token (or set with API_TOKEN).'),
+      field('API token', tokenInput, 'The admin token is printed once when the gateway first starts and kept in <data-dir>/api-token (or set with API_TOKEN); a minted token shows only what it may do.'),
       h('button', { type: 'submit', class: 'btn btn-primary btn-block', text: 'Sign in' })))));
   requestAnimationFrame(() => tokenInput.focus());
 }

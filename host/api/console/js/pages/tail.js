@@ -1,6 +1,7 @@
 // The live event tail: a session's envelopes as they happen, read from the
 // event stream, newest first, filterable by event name, pausable.
 
+import { can } from '../auth.js';
 import { button, field, h, replace, select } from '../dom.js';
 import { clock, phone } from '../format.js';
 import { openStream } from '../stream.js';
@@ -40,7 +41,7 @@ export function eventTail(sessionId) {
     if (shown.length === 0) {
       replace(list, h('li', { class: 'empty' }, filter
         ? `No ${filter} events yet. They appear here the moment they happen.`
-        : 'No events yet. They appear here the moment they happen: inject a message from the Sim network page to try.'));
+        : `No events yet. They appear here the moment they happen${can('admin') ? ': inject a message from the Sim network page to try' : ''}.`));
       return;
     }
     replace(list, shown.map(row));

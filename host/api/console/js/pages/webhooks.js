@@ -2,9 +2,11 @@
 // from GET /sessions/{id}/status (circuit, consecutive failures, next probe,
 // last error, events skipped while suspended, the backlog pending in the
 // durable outbox and its oldest delivery's age), re-enable and delete; the
-// dead-letter queue with replay is below (dlq.js).
+// dead-letter queue with replay is below (dlq.js). Registering, removing and
+// re-enabling need the `manage` scope; reading them only `read`.
 
 import { del, get, post, seg } from '../api.js';
+import { can } from '../auth.js';
 import { button, field, form, h, input, refresh } from '../dom.js';
 import { count, duration, when } from '../format.js';
 import { every } from '../poll.js';
@@ -33,7 +35,7 @@ export function render(page, { id }) {
       if (!hooks || !status) return;
       const health = new Map((status.diagnostics?.webhooks || []).map((d) => [d.url, d]));
       refresh(list, [hooks.webhooks, status.diagnostics], () => (hooks.webhooks.length === 0
-        ? empty('No webhook yet: register one above and every event of this session is POSTed to it, signed.')
+        ? empty(can('manage') ? 'No webhook yet: register one above and every event of this session is POSTed to it, signed.' : 'No webhook registered for this session.')
         : hooks.webhooks.map((w) => hookCard(w, health.get(w.url), path, load))));
     };
 
@@ -56,7 +58,8 @@ export function render(page, { id }) {
     h('button', { type: 'submit', class: 'btn btn-primary', text: 'Register webhook' }));
 
     const dlq = dlqSection(session.id);
-    page.append(card('Register a webhook', register), card('Webhooks and delivery health', list), dlq.el);
+    if (can('manage')) page.append(card('Register a webhook', register));
+    page.append(card('Webhooks and delivery health', list), dlq.el);
     stops.push(every(2000, load), dlq.stop);
   })();
   return () => {
@@ -83,7 +86,7 @@ function hookCard(w, d, path, refresh) {
       h('div', {}, h('dt', { text: 'Backlog' }), h('dd', { dataset: { metric: 'backlog' }, text: `${count(d?.pending ?? 0)} pending` })),
       h('div', {}, h('dt', { text: 'Oldest pending' }), h('dd', { dataset: { metric: 'oldest' }, text: d?.oldest_pending_seconds == null ? '—' : `${duration(d.oldest_pending_seconds)} ago` })),
       h('div', { class: 'wide' }, h('dt', { text: 'Last error' }), h('dd', { class: d?.last_error ? 'last-error' : null, text: d?.last_error || 'none' }))),
-    h('div', { class: 'actions' },
+    can('manage') && h('div', { class: 'actions' },
       button('Re-enable', async () => {
         if (await attempt('Re-enabling the webhook', () => post(`${path}/${seg(w.id)}/enable`))) {
           notify('Webhook re-enabled; any suspension is lifted');
