@@ -265,7 +265,13 @@ mod tests {
             Some("15550001111@s.whatsapp.net"),
         );
         let m = pin(&t, 86_400, 1);
-        let k = m.pin_in_chat_message.as_option().unwrap().key.as_option().unwrap();
+        let k = m
+            .pin_in_chat_message
+            .as_option()
+            .unwrap()
+            .key
+            .as_option()
+            .unwrap();
         assert_eq!((k.from_me, k.participant.as_deref()), (Some(false), None));
     }
 

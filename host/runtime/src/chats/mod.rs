@@ -198,7 +198,10 @@ impl Chats {
                 seen += 1;
                 let from_me = m.body.get("is_from_me") == Some(&serde_json::Value::Bool(true));
                 if m.direction == Direction::Inbound && !from_me && counts_as_unread(&m.kind) {
-                    by_author.entry(author_of(m)).or_default().push(m.message_id.clone());
+                    by_author
+                        .entry(author_of(m))
+                        .or_default()
+                        .push(m.message_id.clone());
                     found += 1;
                     if found == unread {
                         break;
