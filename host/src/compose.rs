@@ -143,8 +143,9 @@ pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
     };
     let send = SendCore::new(sessions.clone(), store.clone(), media.clone())
         .with_plugins(plugins.clone())
-        .with_typing(config.typing_before_send);
-    let chats = Chats::new(sessions.clone(), store.clone());
+        .with_typing(config.typing_before_send)
+        .with_pacing(crate::messages::Pacer::new(config.send_pacing.clone()));
+    let chats = Chats::new(sessions.clone(), store.clone()).with_pacing(send.pacer());
     media.start_sweeper(background_stop.clone(), &tasks);
     let scheduler = Scheduler::new(
         store.clone(),

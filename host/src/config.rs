@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 
 use crate::blast::config::BlastConfig;
 use crate::events::EventLogConfig;
+use crate::messages::{PacingConfig, PacingMode};
 use crate::network::sim::SimConfig;
 use crate::network::whatsapp::{WhatsAppConfig, parse_version};
 use crate::plugins::config::PluginConfig;
@@ -61,6 +62,8 @@ pub struct Config {
     pub typing_before_send: Duration,
     /// The window a token's `rate_per_minute` counts in.
     pub token_rate_window: Duration,
+    /// The pacing of each session's ordinary sends (off by default).
+    pub send_pacing: PacingConfig,
     /// Plugin sandbox knobs.
     pub plugins: PluginConfig,
     /// Knobs of the `whatsapp` backend (used when it is built).
@@ -110,6 +113,7 @@ impl Config {
             blasts: BlastConfig::default(),
             typing_before_send: Duration::ZERO,
             token_rate_window: Duration::from_secs(60),
+            send_pacing: PacingConfig::default(),
             plugins: PluginConfig::default(),
             whatsapp: WhatsAppConfig::default(),
             nats: NatsConfig::default(),
@@ -289,6 +293,28 @@ pub struct ServeArgs {
     /// milliseconds: a minute; shorter only to test the limit quickly.
     #[arg(long, env = "SWITCHBOARD_TOKEN_RATE_WINDOW_MS", default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub token_rate_window_ms: u64,
+    /// Least time between two ordinary sends of one session (the API's and
+    /// the NATS send queue's; not blasts or scheduled sends), in
+    /// milliseconds; 0 (the default) sets no gap.
+    #[arg(long, env = "SWITCHBOARD_SEND_MIN_GAP_MS", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
+    pub send_min_gap_ms: u64,
+    /// Most ordinary sends of one session in any 60-second window (a
+    /// sliding window); 0 (the default) sets no cap.
+    #[arg(long, env = "SWITCHBOARD_SEND_PER_MINUTE", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=10_000))]
+    pub send_per_minute: u32,
+    /// What a send over the gap or the cap does: `queue` waits its turn (up
+    /// to `--send-pacing-max-wait-ms`), `refuse` answers `429` at once.
+    #[arg(
+        long,
+        env = "SWITCHBOARD_SEND_PACING",
+        value_enum,
+        default_value = "queue"
+    )]
+    pub send_pacing: SendPacing,
+    /// Longest a queued send waits for its turn, in milliseconds; a longer
+    /// wait is refused with `429`.
+    #[arg(long, env = "SWITCHBOARD_SEND_PACING_MAX_WAIT_MS", default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
+    pub send_pacing_max_wait_ms: u64,
     /// Most recipients in one blast.
     #[arg(long, env = "SWITCHBOARD_BLAST_MAX_RECIPIENTS", default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub blast_max_recipients: u64,
@@ -402,6 +428,15 @@ pub struct ServeArgs {
     pub nats_command_ack_wait_secs: Duration,
 }
 
+/// What a send over its session's pacing does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SendPacing {
+    /// Wait for its turn.
+    Queue,
+    /// Refuse it at once with `429`.
+    Refuse,
+}
+
 /// How NATS streams store messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum NatsStorage {
@@ -477,6 +512,16 @@ impl ServeArgs {
             },
             typing_before_send: Duration::from_millis(self.typing_before_send_ms),
             token_rate_window: Duration::from_millis(self.token_rate_window_ms),
+            send_pacing: PacingConfig {
+                min_gap: Duration::from_millis(self.send_min_gap_ms),
+                per_minute: self.send_per_minute,
+                mode: match self.send_pacing {
+                    SendPacing::Queue => PacingMode::Queue,
+                    SendPacing::Refuse => PacingMode::Refuse,
+                },
+                max_wait: Duration::from_millis(self.send_pacing_max_wait_ms),
+                ..PacingConfig::default()
+            },
             blasts: BlastConfig {
                 idle_poll: Duration::from_millis(self.blast_idle_poll_ms),
                 offline_retry: Duration::from_millis(self.blast_offline_retry_ms),

@@ -284,6 +284,16 @@ fn rows() -> Vec<Row> {
         row("typing-before-send-ms", "1500", |c| {
             c.typing_before_send = ms(1500)
         }),
+        row("send-min-gap-ms", "1500", |c| {
+            c.send_pacing.min_gap = ms(1500)
+        }),
+        row("send-per-minute", "20", |c| c.send_pacing.per_minute = 20),
+        row("send-pacing", "refuse", |c| {
+            c.send_pacing.mode = crate::messages::PacingMode::Refuse
+        }),
+        row("send-pacing-max-wait-ms", "5000", |c| {
+            c.send_pacing.max_wait = ms(5000)
+        }),
         row("blast-max-recipients", "12", |c| {
             c.blasts.max_recipients = 12
         }),
@@ -385,6 +395,9 @@ const REFUSED: &[(&str, &str)] = &[
     ("webhook-backlog-limit", "0"),
     ("blast-max-recipients", "0"),
     ("schedule-max-attempts", "0"),
+    ("send-pacing", "sometimes"),
+    ("send-per-minute", "-1"),
+    ("send-min-gap-ms", "3600001"),
     ("log-format", "yaml"),
     ("sim", "maybe"),
     ("sim-seed", "-3"),

@@ -61,6 +61,7 @@ mod scheduled;
 mod scheduled_restart;
 mod scheduled_waiting;
 mod send_kinds;
+mod send_pacing;
 mod session_ops;
 mod sessions;
 mod sim_events;

@@ -4,6 +4,7 @@
 //! answered with an opaque 500.
 
 use std::borrow::Cow;
+use std::time::Duration;
 
 use crate::openapi::common::{ErrorBody, ErrorDetail};
 use axum::Json;
@@ -24,6 +25,9 @@ pub struct ApiError {
     pub code: Cow<'static, str>,
     /// A sentence a person can act on.
     pub message: String,
+    /// How long until the request could succeed, sent as `Retry-After` in
+    /// whole seconds (a `429`).
+    pub retry_after: Option<Duration>,
 }
 
 /// Shorthand for handler results.
@@ -40,6 +44,19 @@ impl ApiError {
             status,
             code: code.into(),
             message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    /// 429 with `Retry-After`: try again after `retry_after`.
+    pub fn too_many_requests(
+        code: impl Into<Cow<'static, str>>,
+        message: impl Into<String>,
+        retry_after: Duration,
+    ) -> Self {
+        Self {
+            retry_after: Some(retry_after),
+            ..Self::new(StatusCode::TOO_MANY_REQUESTS, code, message)
         }
     }
 
@@ -89,6 +106,12 @@ impl IntoResponse for ApiError {
             },
         };
         let mut resp = (self.status, Json(body)).into_response();
+        if let Some(wait) = self.retry_after {
+            resp.headers_mut().insert(
+                header::RETRY_AFTER,
+                HeaderValue::from(switchboard_runtime::messages::retry_after_secs(wait)),
+            );
+        }
         if self.status == StatusCode::UNAUTHORIZED {
             resp.headers_mut()
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
@@ -149,6 +172,9 @@ impl From<SessionError> for ApiError {
             SessionError::Store(s) => s.into(),
             SessionError::RejectedByPlugin(_) => {
                 Self::new(StatusCode::UNPROCESSABLE_ENTITY, "rejected_by_plugin", msg)
+            }
+            SessionError::SendPaced { retry_after, .. } => {
+                Self::too_many_requests("send_paced", msg, retry_after)
             }
         }
     }

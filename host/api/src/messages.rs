@@ -82,9 +82,10 @@ async fn send(
 
 /// Sends one message of `kind` from its JSON body on session `id`, now or
 /// (with a future `send_at`) scheduled: what `POST …/messages/{kind}` does,
-/// with the same validation, transforms, records, events and errors. The
-/// broker's send queue takes this path too, with `message_id` set (one per
-/// command), so a command delivered twice is one message on the network.
+/// with the same validation, transforms, send pacing, records, events and
+/// errors. The broker's send queue takes this path too, with `message_id`
+/// set (one per command), so a command delivered twice is one message on
+/// the network.
 pub async fn send_json(
     state: &AppState,
     id: &str,
@@ -116,10 +117,9 @@ pub async fn send_json(
     }
     let request = SendRequest::from_json(kind, body)?;
     let to = request.to.clone();
-    let record = match message_id {
-        Some(message_id) => state.send.send_with_id(id, request, &message_id).await?,
-        None => state.send.send(id, request).await?,
-    };
+    // An ordinary send: paced by the session's send pacing (which may make
+    // it wait its turn, or refuse it with `429 send_paced`).
+    let record = state.send.send(id, request, message_id.as_deref()).await?;
     Ok((
         StatusCode::OK,
         SendOutcome::Sent(SentOut {

@@ -120,11 +120,13 @@ pub fn command_message_id(session_id: &str, key: &str) -> String {
 }
 
 /// Whether a failed send may succeed when tried again later: the session is
-/// not connected (yet), or the network or the store failed.
+/// not connected (yet), its send pacing refused it for now, or the network
+/// or the store failed.
 pub fn is_passing(e: &ApiError) -> bool {
     matches!(
         e.code.as_ref(),
         "session_not_connected"
+            | "send_paced"
             | "invalid_session_state"
             | "session_paused"
             | "network_error"
@@ -457,12 +459,15 @@ impl Nats {
                 serde_json::to_value(&outcome).unwrap_or(Value::Null),
                 false,
             )),
+            // A paced send is delivered again no sooner than its pacing
+            // said it could go.
             Err(e) if is_passing(&e) && delivered < config.command_attempts => Verdict::Retry(
                 NatsConfig::backoff(
                     config.command_retry_base,
                     config.command_retry_max,
                     delivered,
-                ),
+                )
+                .max(e.retry_after.unwrap_or_default()),
                 format!("{}: {}", e.code, e.message),
             ),
             Err(e) => Verdict::Answer(result_err(request_id, &e)),
@@ -525,6 +530,7 @@ mod tests {
         let e = |code: &'static str| ApiError::bad_request(code, "test");
         assert!(is_passing(&e("session_not_connected")));
         assert!(is_passing(&e("network_error")));
+        assert!(is_passing(&e("send_paced")));
         assert!(!is_passing(&e("session_not_found")));
         assert!(!is_passing(&e("rejected_by_plugin")));
         assert!(!is_passing(&e("invalid_field")));

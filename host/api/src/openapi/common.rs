@@ -37,7 +37,9 @@ pub enum ApiErrors {
     /// A client mistake: `400` a bad body, field, path or query; `401` a
     /// missing or wrong bearer token (with `WWW-Authenticate: Bearer`); `404`
     /// an unknown session or resource; `409` a session in the wrong state;
-    /// `413` a body over the limit; `422` a rule of the network refused it.
+    /// `413` a body over the limit; `422` a rule of the network refused it;
+    /// `429` too many requests (a token over its rate, a send over its
+    /// session's pacing), with `Retry-After` in seconds.
     #[response(status = "4XX")]
     Client(ErrorBody),
     /// A gateway or network fault: `500` (opaque; logged), `502` the network

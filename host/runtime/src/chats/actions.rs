@@ -91,7 +91,8 @@ impl Chats {
     }
 
     /// Sends an action on an earlier message and records it (kind
-    /// `revoke`, `edit`, `pin`, `unpin` or `forward`).
+    /// `revoke`, `edit`, `pin`, `unpin` or `forward`). Paced as the
+    /// session's ordinary sends are.
     pub async fn act(
         &self,
         session_id: &str,
@@ -167,6 +168,11 @@ impl Chats {
                 (MessageAction::ForwardText { to, text }, body)
             }
         };
+        // Paced like an ordinary send, once nothing else can refuse it.
+        let (client, account) = self
+            .pacer
+            .pace(&self.sessions, session_id, (client, account))
+            .await?;
         let receipt = client.act(&new_message_id(), &action).await?;
         let record = MessageRecord {
             message_id: receipt.message_id,

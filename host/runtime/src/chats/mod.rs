@@ -17,6 +17,7 @@ use crate::domain::chat::{ChatRecord, counts_as_unread};
 use crate::domain::jid::Jid;
 use crate::domain::message::Direction;
 use crate::domain::time::unix_now;
+use crate::messages::Pacer;
 use crate::network::chats::ChatAction;
 use crate::sessions::{SessionError, Sessions};
 use crate::store::{ChatPage, Store};
@@ -47,12 +48,25 @@ pub struct ChatFilter {
 pub struct Chats {
     sessions: Sessions,
     store: Store,
+    pacer: Pacer,
 }
 
 impl Chats {
     /// The service over the session registry and the store.
     pub fn new(sessions: Sessions, store: Store) -> Self {
-        Self { sessions, store }
+        Self {
+            sessions,
+            store,
+            pacer: Pacer::default(),
+        }
+    }
+
+    /// The same service pacing the actions that go out as messages by
+    /// `pacer`, the send core's ([`crate::messages::SendCore::pacer`]), so a
+    /// session's sends and actions share one pace; none are paced by default.
+    pub fn with_pacing(mut self, pacer: Pacer) -> Self {
+        self.pacer = pacer;
+        self
     }
 
     /// One page of a session's chats (local data: any connection state).

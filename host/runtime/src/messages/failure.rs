@@ -10,8 +10,9 @@ use crate::sessions::SessionError;
 /// as a sentence for `last_error`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SendFailure {
-    /// The session cannot send now (paused, disconnected, not logged in):
-    /// nothing reached the network; wait for the session.
+    /// The session cannot send now (paused, disconnected, not logged in, or
+    /// over its send pacing): nothing reached the network; wait for the
+    /// session.
     Wait(String),
     /// The network failed the attempt (or the store could not record it): a
     /// later attempt can succeed.
@@ -34,6 +35,7 @@ impl SendFailure {
             SessionError::NotFound(_) => SendFailure::Gone,
             SessionError::Paused(_)
             | SessionError::WrongState(_)
+            | SessionError::SendPaced { .. }
             | SessionError::Network(NetworkError::NotConnected) => SendFailure::Wait(msg),
             SessionError::Network(NetworkError::Failed(_)) | SessionError::Store(_) => {
                 SendFailure::Retry(msg)
@@ -63,6 +65,10 @@ mod tests {
             SessionError::Paused("s".into()),
             SessionError::WrongState("s is disconnected".into()),
             SessionError::Network(NetworkError::NotConnected),
+            SessionError::SendPaced {
+                session: "s".into(),
+                retry_after: std::time::Duration::from_millis(1500),
+            },
         ];
         for e in wait {
             assert!(matches!(SendFailure::of(&e), SendFailure::Wait(_)), "{e}");

@@ -1,11 +1,15 @@
-//! The send core: the one path every outbound message takes — from the API,
-//! and later from blasts and the scheduler. It checks the session can send,
-//! hands the validated request to the network, and stores the message record.
+//! The send core: the one path every outbound message takes — from the API
+//! (and the broker's send queue), from blasts and from the scheduler. It
+//! checks the session can send, paces the ordinary sends (`pacing.rs`: the
+//! API's and the broker's; blasts and the scheduler pace themselves), hands
+//! the validated request to the network, and stores the message record.
 //! Nothing else calls [`crate::network::NetworkSession::send`].
 
 mod failure;
+mod pacing;
 
 pub use failure::SendFailure;
+pub use pacing::{Pacer, PacingConfig, PacingMode, retry_after_secs};
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,6 +30,7 @@ pub struct SendCore {
     media: Media,
     transforms: Option<Arc<dyn MessageTransform>>,
     typing: Duration,
+    pacer: Pacer,
 }
 
 impl SendCore {
@@ -38,7 +43,21 @@ impl SendCore {
             media,
             transforms: None,
             typing: Duration::ZERO,
+            pacer: Pacer::default(),
         }
+    }
+
+    /// The same core pacing its ordinary sends ([`SendCore::send`]) by
+    /// `pacer`; none are paced by default.
+    pub fn with_pacing(mut self, pacer: Pacer) -> Self {
+        self.pacer = pacer;
+        self
+    }
+
+    /// The pacing of its ordinary sends, for the other ordinary sends (the
+    /// message actions) to share.
+    pub fn pacer(&self) -> Pacer {
+        self.pacer.clone()
     }
 
     /// The same core showing typing for `typing` before each send of
@@ -79,28 +98,47 @@ impl SendCore {
         self
     }
 
-    /// Sends one validated request on a session and records it.
+    /// Sends one validated request on a session as an ordinary send (the
+    /// API's and the broker's), paced by the session's send pacing, and
+    /// records it; under `message_id` when the caller chose one (the broker
+    /// does, one per command), else under a new one.
     ///
     /// Refused without touching the network when the session is unknown,
-    /// paused or not logged in.
+    /// paused or not logged in, or when its pacing refuses the send
+    /// ([`SessionError::SendPaced`]); a send its pacing queues waits here.
     pub async fn send(
         &self,
         session_id: &str,
         request: SendRequest,
+        message_id: Option<&str>,
     ) -> Result<MessageRecord, SessionError> {
-        self.send_with_id(session_id, request, &new_message_id())
-            .await
+        let message_id = message_id.map_or_else(new_message_id, str::to_owned);
+        self.deliver(session_id, request, &message_id, true).await
     }
 
     /// Sends under a caller-chosen message id. Blasts and the scheduler choose
     /// the id before the first attempt and keep it, so a send interrupted by a
     /// crash can be checked with [`SendCore::has_sent`] instead of repeated,
-    /// and a repeat of the same id is one message on the network.
+    /// and a repeat of the same id is one message on the network. Not paced:
+    /// blasts and the scheduler pace their own sends.
     pub async fn send_with_id(
         &self,
         session_id: &str,
         request: SendRequest,
         message_id: &str,
+    ) -> Result<MessageRecord, SessionError> {
+        self.deliver(session_id, request, message_id, false).await
+    }
+
+    /// Sends and records, paced when `paced`: pacing comes after every check
+    /// that can refuse the send, so a refused send takes no slot, and just
+    /// before the network, so the slot's time is the send's.
+    async fn deliver(
+        &self,
+        session_id: &str,
+        request: SendRequest,
+        message_id: &str,
+        paced: bool,
     ) -> Result<MessageRecord, SessionError> {
         let (client, account) = self.sessions.sender(session_id)?;
         // Plugin transforms see the validated send last, just before the network.
@@ -122,6 +160,13 @@ impl SendCore {
                     },
                 })?;
         }
+        let (client, account) = if paced {
+            self.pacer
+                .pace(&self.sessions, session_id, (client, account))
+                .await?
+        } else {
+            (client, account)
+        };
         let receipt = client
             .send(message_id, &request.to, &request.content)
             .await?;

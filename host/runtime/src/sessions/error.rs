@@ -1,5 +1,7 @@
 //! Why a session operation was refused.
 
+use std::time::Duration;
+
 use crate::network::NetworkError;
 use crate::store::StoreError;
 
@@ -47,6 +49,24 @@ pub enum SessionError {
     /// A message-transform plugin refused the send.
     #[error("the send was rejected by {0}")]
     RejectedByPlugin(String),
+    /// Send pacing refused the send: the session's sends come faster than
+    /// the configured gap or per-minute cap allow. Nothing reached the
+    /// network.
+    #[error(
+        "session `{session}` is sending faster than its send pacing allows (`--send-min-gap-ms`, `--send-per-minute`); try again in {} s",
+        whole_secs(.retry_after)
+    )]
+    SendPaced {
+        /// The session.
+        session: String,
+        /// How long until a send could go at once, as things stand.
+        retry_after: Duration,
+    },
+}
+
+/// A wait as `Retry-After` gives it, for the message.
+fn whole_secs(wait: &Duration) -> u64 {
+    crate::messages::retry_after_secs(*wait)
 }
 
 impl From<crate::domain::hooks::PluginRejection> for SessionError {
