@@ -454,20 +454,32 @@ async fn a_session_id_stays_with_its_tenant_and_leaves_every_token_when_deleted(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_admin_scope_is_minted_over_every_session_only() {
+async fn admin_over_a_list_of_sessions_opens_nothing_beyond_them() {
     let server = TestServer::start().await;
-    server
-        .post(
-            "/api/v1/tokens",
-            json!({ "name": "x", "sessions": ["a"], "scopes": ["admin"] }),
-        )
-        .await
-        .expect_error(400, "invalid_field");
-    mint(
+    server.create_session("a").await;
+    server.create_session("b").await;
+    let limited = mint(
         &server,
-        json!({ "name": "ops", "sessions": "*", "scopes": ["admin"] }),
+        json!({ "name": "x", "sessions": ["a"], "scopes": ["admin"] }),
     )
     .await;
+    let secret = limited["secret"].as_str().unwrap();
+    // Its own session: everything the other scopes open.
+    assert_eq!(get_as(&server, "/api/v1/sessions/a", secret).await.0, 200);
+    // What no session limits: refused.
+    let (status, body) = post_as(
+        &server,
+        "/api/v1/tokens",
+        secret,
+        json!({ "name": "escalate", "sessions": "*", "scopes": ["admin"] }),
+    )
+    .await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (403, Some("forbidden"))
+    );
+    assert_eq!(get_as(&server, "/api/v1/plugins", secret).await.0, 403);
+    assert_eq!(get_as(&server, "/api/v1/sessions/b", secret).await.0, 404);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -129,9 +129,16 @@ impl TokenRecord {
         Ok(())
     }
 
-    /// Whether it has `scope` (`admin` has every scope).
+    /// Whether it has `scope`. `admin` includes the other scopes; the
+    /// `admin` scope itself (tokens, plugins, the sim: what no session
+    /// limits) needs the token to be over every session, so a token over a
+    /// list of sessions cannot reach beyond them through it.
     pub fn allows(&self, scope: Scope) -> bool {
-        self.scopes.contains(&Scope::Admin) || self.scopes.contains(&scope)
+        let admin = self.scopes.contains(&Scope::Admin);
+        match scope {
+            Scope::Admin => admin && matches!(self.sessions, SessionSet::All(_)),
+            other => admin || self.scopes.contains(&other),
+        }
     }
 }
 
@@ -162,6 +169,12 @@ mod tests {
         assert!(!t.allows(Scope::Send));
         let admin = token(&[Scope::Admin], SessionSet::All(AllSessions::Star));
         assert!(Scope::ALL.iter().all(|s| admin.allows(*s)));
+        let limited = token(&[Scope::Admin], SessionSet::Only(vec!["a".into()]));
+        assert!(limited.allows(Scope::Manage));
+        assert!(
+            !limited.allows(Scope::Admin),
+            "admin over a list of sessions opens nothing beyond them"
+        );
     }
 
     #[test]

@@ -21,8 +21,8 @@ pub struct ChatPage {
 }
 
 /// Indexes message record `record`, stored as `MESSAGES` row `seq`, and
-/// updates its chat. A record of a message id the chat already holds
-/// replaces the earlier one.
+/// updates its chat. A record of a message id the chat already holds is
+/// listed but not counted again.
 pub(crate) fn index_message(
     tx: &WriteTransaction,
     record: &MessageRecord,
@@ -35,18 +35,13 @@ pub(crate) fn index_message(
         .insert((session, record.message_id.as_str()), seq)?
         .map(|v| v.value());
     let mut index = tx.open_table(CHAT_MESSAGES)?;
-    // The same message recorded again (the network redelivered it after a
-    // restart, past the in-memory dedup): it takes the earlier one's place
-    // in the history and is not counted twice.
-    let again = match earlier {
-        Some(old) if index.remove((session, chat, old))?.is_some() => {
-            tx.open_table(MESSAGES)?.remove((session, old))?;
-            true
-        }
-        _ => false,
-    };
     index.insert((session, chat, seq), record.message_id.as_str())?;
-    if again {
+    // A message id the chat holds already (a live location's next update,
+    // or a redelivery after a restart, past the in-memory dedup) is kept in
+    // the history but counted once.
+    if let Some(old) = earlier
+        && index.get((session, chat, old))?.is_some()
+    {
         return Ok(());
     }
     let mut chats = tx.open_table(CHATS)?;
@@ -275,12 +270,12 @@ mod tests {
         assert_eq!(third.messages.len(), 1);
         assert_eq!(third.next_cursor, None);
         assert_eq!(store.chat("s", a).unwrap().unwrap().unread_count, 5);
-        // Recorded again (redelivered after a restart): counted once, listed once.
+        // Recorded again (redelivered after a restart): listed, counted once.
         store.append_message(&message("s", a, "A4", 4)).unwrap();
         assert_eq!(store.chat("s", a).unwrap().unwrap().unread_count, 5);
         assert_eq!(store.chat("s", a).unwrap().unwrap().message_count, 5);
         let again = store.chat_messages("s", a, None, 10).unwrap();
-        assert_eq!(again.messages.len(), 5);
+        assert_eq!(again.messages.len(), 6);
         assert_eq!(
             store.message_by_id("s", "A2").unwrap().unwrap().timestamp,
             2

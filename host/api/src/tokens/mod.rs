@@ -174,15 +174,6 @@ fn checked(body: MintIn) -> ApiResult<NewToken> {
     let mut scopes = body.scopes;
     scopes.sort();
     scopes.dedup();
-    // `admin` opens the token routes, plugins and the sim: a token with it
-    // could mint itself every session, so it is given over every session
-    // or not at all.
-    if scopes.contains(&Scope::Admin) && !matches!(body.sessions, SessionSet::All(_)) {
-        return Err(ApiError::invalid_field(
-            "scopes",
-            "`admin` goes with `sessions: \"*\"` only: it opens what no session limits (tokens, plugins, the sim)",
-        ));
-    }
     let sessions = match body.sessions {
         SessionSet::All(s) => SessionSet::All(s),
         SessionSet::Only(ids) => {
