@@ -250,3 +250,44 @@ async fn chat_routes_refuse_bad_input_and_sessions_that_cannot_act() {
     // The list is local data: it answers in any state.
     server.get("/api/v1/sessions/idle/chats").await.expect(200);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_from_an_lid_and_to_its_phone_are_one_chat() {
+    let server = TestServer::start().await;
+    server.paired_session("s").await;
+    server
+        .post(
+            "/api/v1/sim/sessions/s/inbound",
+            json!({ "from": "555@lid", "sender_phone": "15550005555", "text": "hi from a lid" }),
+        )
+        .await
+        .expect(200);
+    eventually("the inbound message", || async {
+        server.inbound_messages("s").await.into_iter().next()
+    })
+    .await;
+    server
+        .post(
+            "/api/v1/sessions/s/messages/text",
+            json!({ "to": "15550005555", "text": "answered by phone" }),
+        )
+        .await
+        .expect(200);
+    let list = server.get("/api/v1/sessions/s/chats").await.expect(200);
+    assert_eq!(list["total"], 1, "{list}");
+    let chat = &list["chats"][0];
+    assert_eq!(chat["jid"], "15550005555@s.whatsapp.net");
+    assert_eq!(chat["message_count"], 2);
+    assert_eq!(chat["unread_count"], 0, "the answer read the chat");
+    // Asked by either address, the same chat.
+    let by_lid = server
+        .get("/api/v1/sessions/s/chats/555@lid/messages")
+        .await
+        .expect(200);
+    assert_eq!(by_lid["messages"].as_array().unwrap().len(), 2);
+    let by_phone = server
+        .get("/api/v1/sessions/s/chats/15550005555/messages")
+        .await
+        .expect(200);
+    assert_eq!(by_phone["messages"], by_lid["messages"]);
+}

@@ -6,7 +6,9 @@
 
 use redb::{ReadableTable, WriteTransaction};
 
-use super::tables::{CHAT_MESSAGES, CHATS, CHATS_INDEXED_KEY, MESSAGE_IDS, MESSAGES, META};
+use super::tables::{
+    CHAT_MESSAGES, CHATS, CHATS_INDEXED_KEY, LID_MAP, MESSAGE_IDS, MESSAGES, META,
+};
 use super::{Store, StoreResult, decode, encode};
 use crate::domain::chat::ChatRecord;
 use crate::domain::message::MessageRecord;
@@ -20,6 +22,31 @@ pub struct ChatPage {
     pub next_cursor: Option<u64>,
 }
 
+/// The chat a one-to-one conversation is listed under: its phone JID when
+/// the chat is an `@lid` whose phone is known (from `phone`, else the
+/// session's learned mapping), so the messages received from an `@lid` and
+/// those sent to the phone are one chat; any other chat as it is.
+fn chat_key(
+    lids: &impl ReadableTable<(&'static str, &'static str), &'static str>,
+    session_id: &str,
+    chat: &str,
+    phone: Option<&str>,
+) -> StoreResult<String> {
+    let Some(lid_user) = chat.strip_suffix("@lid") else {
+        return Ok(chat.to_owned());
+    };
+    let phone = match phone {
+        Some(p) => Some(p.to_owned()),
+        None => lids
+            .get((session_id, lid_user))?
+            .map(|v| v.value().to_owned()),
+    };
+    Ok(match phone {
+        Some(p) => format!("{p}@s.whatsapp.net"),
+        None => chat.to_owned(),
+    })
+}
+
 /// Indexes message record `record`, stored as `MESSAGES` row `seq`, and
 /// updates its chat. A record of a message id the chat already holds is
 /// listed but not counted again.
@@ -29,7 +56,12 @@ pub(crate) fn index_message(
     seq: u64,
 ) -> StoreResult<()> {
     let session = record.session_id.as_str();
-    let chat = record.chat.as_str();
+    let phone = record
+        .body
+        .get("chat_phone")
+        .and_then(serde_json::Value::as_str);
+    let key = chat_key(&tx.open_table(LID_MAP)?, session, &record.chat, phone)?;
+    let chat = key.as_str();
     let earlier = tx
         .open_table(MESSAGE_IDS)?
         .insert((session, record.message_id.as_str()), seq)?
@@ -92,6 +124,12 @@ pub(crate) fn delete_session_chats(tx: &WriteTransaction, session_id: &str) -> S
 }
 
 impl Store {
+    /// The key a chat is listed under (see [`chat_key`]): an `@lid` whose
+    /// phone the session learned is its phone JID.
+    pub fn chat_key(&self, session_id: &str, chat: &str) -> StoreResult<String> {
+        self.read(|tx| chat_key(&tx.open_table(LID_MAP)?, session_id, chat, None))
+    }
+
     /// Every chat of a session (unordered).
     pub fn list_chats(&self, session_id: &str) -> StoreResult<Vec<ChatRecord>> {
         self.read(|tx| {

@@ -106,7 +106,10 @@ impl Chats {
         self.sessions.client(session_id)?;
         let mut c = self
             .store
-            .chat(session_id, &chat.to_string())?
+            .chat(
+                session_id,
+                &self.store.chat_key(session_id, &chat.to_string())?,
+            )?
             .ok_or_else(|| no_chat(session_id, chat))?;
         c.refresh_mute(unix_now());
         Ok(c)
@@ -122,9 +125,12 @@ impl Chats {
         limit: usize,
     ) -> Result<ChatPage, SessionError> {
         self.sessions.client(session_id)?;
-        Ok(self
-            .store
-            .chat_messages(session_id, &chat.to_string(), before, limit)?)
+        Ok(self.store.chat_messages(
+            session_id,
+            &self.store.chat_key(session_id, &chat.to_string())?,
+            before,
+            limit,
+        )?)
     }
 
     /// Sends read receipts for `message_ids` of `chat` (`sender`: their
@@ -159,7 +165,8 @@ impl Chats {
             }
         };
         // Receipts for a chat the gateway holds nothing of make no record.
-        let jid = chat.to_string();
+        // The chat as the gateway lists it (an `@lid` by its phone when known).
+        let jid = self.store.chat_key(session_id, &chat.to_string())?;
         if self.store.chat(session_id, &jid)?.is_some() {
             self.store
                 .update_chat(session_id, &jid, ChatRecord::mark_read)?;
@@ -193,7 +200,8 @@ impl Chats {
         session_id: &str,
         chat: &Jid,
     ) -> Result<BTreeMap<Option<String>, Vec<String>>, SessionError> {
-        let jid = chat.to_string();
+        // The chat as the gateway lists it (an `@lid` by its phone when known).
+        let jid = self.store.chat_key(session_id, &chat.to_string())?;
         let unread = self
             .store
             .chat(session_id, &jid)?
@@ -240,7 +248,8 @@ impl Chats {
     ) -> Result<Option<ChatRecord>, SessionError> {
         let (client, _) = self.sessions.sender(session_id)?;
         client.chat_action(chat, action).await?;
-        let jid = chat.to_string();
+        // The chat as the gateway lists it (an `@lid` by its phone when known).
+        let jid = self.store.chat_key(session_id, &chat.to_string())?;
         if action == ChatAction::Delete {
             self.store.delete_chat(session_id, &jid)?;
             return Ok(None);

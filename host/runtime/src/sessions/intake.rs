@@ -341,6 +341,12 @@ impl Intake {
             return;
         };
         let id = &self.live.id;
+        // The chat as the gateway lists it (an `@lid` by its phone when known).
+        let key = self
+            .store
+            .chat_key(id, chat)
+            .unwrap_or_else(|_| chat.to_owned());
+        let chat = key.as_str();
         let name = event.as_str();
         let done = if event == EventName::ChatDeleted {
             self.store.delete_chat(id, chat).map(|_| ())
