@@ -14,6 +14,10 @@
 //! Per-session order holds except in one window: when an event's publish
 //! fails while a later one in the same window succeeds (a connection lost
 //! between the two), the earlier one lands after the later one on retry.
+//! The window is kept narrow: after a failure, and whenever the link is
+//! down, the publisher sends one event at a time until NATS acknowledges
+//! one, so an outage is met with single probes rather than full windows
+//! buffered for the reconnect.
 //! A crash repeats at most the window in flight, and JetStream's duplicate
 //! window stores each repeat once.
 
@@ -158,7 +162,16 @@ impl Nats {
                     continue;
                 }
             }
-            let batch = self.take(config.publish_window.max(1));
+            // After a failure, or while the link is down, one event goes
+            // alone until NATS acknowledges it: a full window sent into a
+            // link that is failing is where a later event can land before
+            // an earlier one (see the module comment).
+            let window = if failures > 0 || !self.connected() {
+                1
+            } else {
+                config.publish_window.max(1)
+            };
+            let batch = self.take(window);
             if batch.is_empty() {
                 // Idle: let the removals go with an event write, or alone.
                 tokio::select! {
