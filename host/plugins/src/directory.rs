@@ -21,7 +21,7 @@ use tokio_util::task::TaskTracker;
 
 use super::manifest::{self, Manifest};
 use super::model::{Binding, PluginRecord, PluginStatus, Source};
-use super::{PluginError, Plugins, WORLD, hooks_of};
+use super::{PluginError, Plugins};
 use crate::domain::time::unix_now;
 
 /// What was last seen of a file: its size and modification time.
@@ -235,8 +235,8 @@ impl Plugins {
         bytes: &[u8],
         sha: &str,
     ) -> Result<(), PluginError> {
-        let (loaded, info, endpoints) = self.inner.engine.load(id, bytes, &self.inner.store)?;
-        let hooks = hooks_of(info.hooks);
+        let (loaded, info) = self.inner.engine.load(id, bytes, &self.inner.store)?;
+        let hooks = info.hooks.clone();
         let now = unix_now();
         let bindings: Vec<Binding> = m
             .bindings
@@ -270,7 +270,8 @@ impl Plugins {
                     r.sha256 = sha.to_owned();
                     r.size = bytes.len() as u64;
                     r.hooks = hooks;
-                    r.endpoints = endpoints;
+                    r.endpoints = info.endpoints;
+                    r.world = info.world;
                     r.updated_at = now;
                     r.status = PluginStatus::Active;
                     r.quarantined_reason = None;
@@ -288,8 +289,8 @@ impl Plugins {
                     sha256: sha.to_owned(),
                     size: bytes.len() as u64,
                     hooks,
-                    endpoints,
-                    world: WORLD.into(),
+                    endpoints: info.endpoints,
+                    world: info.world,
                     created_at: now,
                     updated_at: now,
                     status: PluginStatus::Active,

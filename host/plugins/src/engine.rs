@@ -1,7 +1,12 @@
 //! The wasmtime side: one [`Engine`] (component model, epoch interruption,
 //! pooling allocator, on-disk code cache), checking and compiling uploads,
-//! and [`Loaded`] — one compiled plugin with its `InstancePre` and one reused
+//! telling which world of which contract version a component targets, and
+//! [`Loaded`] — one compiled plugin with its `InstancePre` and one reused
 //! instance behind a mutex.
+//!
+//! Both contract versions are served side by side: a component exporting
+//! the 0.1.0 `plugin` world is bound as [`Bound::V1`], one exporting a
+//! 0.2.0 world as the variant of that world. The hooks match on the variant.
 //!
 //! Calls are synchronous: every hook is a short CPU-bound call (the event bus
 //! publishes synchronously), bounded by the epoch deadline, so a call blocks
@@ -19,15 +24,86 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::config::PluginConfig;
 use super::limits::Limits;
+use super::model::Hook;
 use crate::store::Store;
 
-pub use super::bindings::{Plugin, PluginPre, exports, switchboard};
+pub use super::bindings::{v1, v2};
 
-pub use exports::switchboard::plugin::meta::{Hooks, Info};
-pub use switchboard::plugin::types;
+pub use v1::exports::switchboard::plugin::meta::Hooks;
+pub use v1::switchboard::plugin::types;
 
-/// The WIT package and version this host serves.
-pub const WORLD: &str = "switchboard:plugin@0.1.0";
+/// The first contract version, still served (world `plugin`).
+pub const WORLD_V1: &str = "switchboard:plugin@0.1.0";
+/// The current contract version (one world per kind of plugin).
+pub const WORLD_V2: &str = "switchboard:plugin@0.2.0";
+
+/// A compiled component's world, ready to instantiate.
+enum Pre {
+    V1(v1::PluginPre<HostState>),
+    Filter(v2::filter::EventFilterPluginPre<HostState>),
+    Transform(v2::transform::MessageTransformPluginPre<HostState>),
+    Blast(v2::blast::BlastEndpointPluginPre<HostState>),
+}
+
+impl Pre {
+    fn instantiate(&self, store: &mut wasmtime::Store<HostState>) -> wasmtime::Result<Bound> {
+        Ok(match self {
+            Pre::V1(p) => Bound::V1(p.instantiate(store)?),
+            Pre::Filter(p) => Bound::Filter(p.instantiate(store)?),
+            Pre::Transform(p) => Bound::Transform(p.instantiate(store)?),
+            Pre::Blast(p) => Bound::Blast(p.instantiate(store)?),
+        })
+    }
+}
+
+/// An instance of a plugin, by the world it was built for.
+pub enum Bound {
+    /// World `plugin` of 0.1.0: every hook exported.
+    V1(v1::Plugin),
+    /// World `event-filter-plugin` of 0.2.0.
+    Filter(v2::filter::EventFilterPlugin),
+    /// World `message-transform-plugin` of 0.2.0.
+    Transform(v2::transform::MessageTransformPlugin),
+    /// World `blast-endpoint-plugin` of 0.2.0.
+    Blast(v2::blast::BlastEndpointPlugin),
+}
+
+/// A call on a hook the instance's world does not export: the chains only
+/// hold plugins by the hooks they serve, so this is a host bug, reported as
+/// a failed call rather than a panic.
+pub fn not_served(hook: &str) -> wasmtime::Error {
+    wasmtime::Error::msg(format!("the plugin's world does not export `{hook}`"))
+}
+
+/// What a plugin says of itself once loaded, and what its world tells.
+#[derive(Debug, Clone)]
+pub struct Described {
+    /// Its name.
+    pub name: String,
+    /// Its own version.
+    pub version: String,
+    /// The hooks it serves.
+    pub hooks: Vec<Hook>,
+    /// The blast endpoint keys it serves.
+    pub endpoints: Vec<String>,
+    /// The world it targets, with the contract version.
+    pub world: String,
+}
+
+/// The hooks named by a 0.1.0 plugin's `describe` flags.
+fn hooks_of(h: Hooks) -> Vec<Hook> {
+    let mut out = Vec::new();
+    if h.contains(Hooks::EVENT_FILTER) {
+        out.push(Hook::EventFilter);
+    }
+    if h.contains(Hooks::MESSAGE_TRANSFORM) {
+        out.push(Hook::MessageTransform);
+    }
+    if h.contains(Hooks::BLAST_ENDPOINT) {
+        out.push(Hook::BlastEndpoint);
+    }
+    out
+}
 
 /// What every call's store carries: the sandbox's WASI (nothing granted),
 /// the memory limits, and what the `host` imports need.
@@ -43,6 +119,9 @@ pub struct HostState {
     pub(super) config: String,
     /// The gateway store (key-value store, contacts).
     pub(super) store: Store,
+    /// The data of the event a 0.2 filter is deciding on, for its
+    /// `event-data` call: shared, not copied, and serialised only when asked.
+    pub(super) event_data: Option<Arc<serde_json::Value>>,
     /// Cap of the plugin's key-value store in bytes.
     pub(super) kv_cap: usize,
 }
@@ -133,7 +212,13 @@ impl PluginEngine {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
         super::wasi_io::shadow(&mut linker)?;
-        Plugin::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)?;
+        v1::Plugin::add_to_linker::<HostState, HasSelf<HostState>>(&mut linker, |s| s)?;
+        // The three 0.2 worlds import the same `host` interface: linking it
+        // once (through the filter world) serves them all.
+        v2::filter::EventFilterPlugin::add_to_linker::<HostState, HasSelf<HostState>>(
+            &mut linker,
+            |s| s,
+        )?;
         let stop_ticker = Arc::new(AtomicBool::new(false));
         let (weak, stop) = (engine.weak(), stop_ticker.clone());
         std::thread::Builder::new()
@@ -167,18 +252,25 @@ impl PluginEngine {
         plugin_id: &str,
         bytes: &[u8],
         store: &Store,
-    ) -> Result<(Arc<Loaded>, Info, Vec<String>), LoadError> {
+    ) -> Result<(Arc<Loaded>, Described), LoadError> {
         check_header(bytes)?;
         let component = Component::new(&self.engine, bytes)
             .map_err(|e| LoadError::Invalid(format!("the component failed to compile: {e:#}")))?;
-        self.check_world(&component)?;
+        let world = self.world_of(&component)?;
         let pre = self.linker.instantiate_pre(&component).map_err(|e| {
             LoadError::IncompatibleWorld(format!(
                 "the component imports something this host does not offer: {e:#}"
             ))
         })?;
-        let pre =
-            PluginPre::new(pre).map_err(|e| LoadError::IncompatibleWorld(format!("{e:#}")))?;
+        let bad = |e: wasmtime::Error| LoadError::IncompatibleWorld(format!("{e:#}"));
+        let pre = match world {
+            World::V1 => Pre::V1(v1::PluginPre::new(pre).map_err(bad)?),
+            World::Filter => Pre::Filter(v2::filter::EventFilterPluginPre::new(pre).map_err(bad)?),
+            World::Transform => {
+                Pre::Transform(v2::transform::MessageTransformPluginPre::new(pre).map_err(bad)?)
+            }
+            World::Blast => Pre::Blast(v2::blast::BlastEndpointPluginPre::new(pre).map_err(bad)?),
+        };
         let loaded = Arc::new(Loaded {
             engine: self.engine.clone(),
             pre,
@@ -188,28 +280,73 @@ impl PluginEngine {
             store: store.clone(),
             cfg: self.cfg.clone(),
         });
-        let info = loaded
-            .call("{}", |p, s| p.switchboard_plugin_meta().call_describe(s))
+        let (name, version, hooks) = loaded
+            .call("{}", |p, s| match p {
+                Bound::V1(p) => {
+                    let i = p.switchboard_plugin_meta().call_describe(s)?;
+                    Ok((i.name, i.version, hooks_of(i.hooks)))
+                }
+                Bound::Filter(p) => {
+                    let i = p.switchboard_plugin_meta().call_describe(s)?;
+                    Ok((i.name, i.version, vec![Hook::EventFilter]))
+                }
+                Bound::Transform(p) => {
+                    let i = p.switchboard_plugin_meta().call_describe(s)?;
+                    Ok((i.name, i.version, vec![Hook::MessageTransform]))
+                }
+                Bound::Blast(p) => {
+                    let i = p.switchboard_plugin_meta().call_describe(s)?;
+                    Ok((i.name, i.version, vec![Hook::BlastEndpoint]))
+                }
+            })
             .map_err(|e| LoadError::Invalid(format!("`describe` failed: {e}")))?;
-        loaded.set_name(&info.name);
-        let endpoints = if info.hooks.contains(Hooks::BLAST_ENDPOINT) {
+        loaded.set_name(&name);
+        let endpoints = if hooks.contains(&Hook::BlastEndpoint) {
             loaded
-                .call("{}", |p, s| {
-                    p.switchboard_plugin_blast_endpoint().call_endpoints(s)
+                .call("{}", |p, s| match p {
+                    Bound::V1(p) => p.switchboard_plugin_blast_endpoint().call_endpoints(s),
+                    Bound::Blast(p) => p.switchboard_plugin_blast_endpoint().call_endpoints(s),
+                    _ => Err(not_served("blast-endpoint")),
                 })
                 .map_err(|e| LoadError::Invalid(format!("`endpoints` failed: {e}")))?
         } else {
             Vec::new()
         };
-        Ok((loaded, info, endpoints))
+        let described = Described {
+            name,
+            version,
+            hooks,
+            endpoints,
+            world: world.name().to_owned(),
+        };
+        Ok((loaded, described))
     }
 
-    fn check_world(&self, component: &Component) -> Result<(), LoadError> {
+    /// Which world the component targets, read from its exports: the 0.2
+    /// worlds by their one hook interface beside `meta`, 0.1's `plugin` by
+    /// all four of its exports.
+    fn world_of(&self, component: &Component) -> Result<World, LoadError> {
         let ty = component.component_type();
         let exports: Vec<String> = ty
             .exports(&self.engine)
             .map(|(name, _)| name.to_owned())
             .collect();
+        let has = |i: &str, v: &str| exports.contains(&format!("switchboard:plugin/{i}@{v}"));
+        if has("meta", "0.2.0") {
+            let worlds: Vec<World> = [World::Filter, World::Transform, World::Blast]
+                .into_iter()
+                .filter(|w| has(w.hook_interface(), "0.2.0"))
+                .collect();
+            return match worlds.as_slice() {
+                [one] => Ok(*one),
+                [] => Err(LoadError::IncompatibleWorld(format!(
+                    "the component exports `meta` of `{WORLD_V2}` but none of its hooks; build it for one world: event-filter-plugin, message-transform-plugin or blast-endpoint-plugin"
+                ))),
+                _ => Err(LoadError::IncompatibleWorld(format!(
+                    "the component exports several hooks of `{WORLD_V2}`; a 0.2 plugin targets one world (event-filter-plugin, message-transform-plugin or blast-endpoint-plugin): upload one component per hook"
+                ))),
+            };
+        }
         let needed = [
             "meta",
             "event-filter",
@@ -219,30 +356,61 @@ impl PluginEngine {
         let missing: Vec<&str> = needed
             .iter()
             .copied()
-            .filter(|i| !exports.contains(&format!("switchboard:plugin/{i}@0.1.0")))
+            .filter(|i| !has(i, "0.1.0"))
             .collect();
-        if !missing.is_empty() {
-            let found = exports
-                .iter()
-                .find(|e| e.starts_with("switchboard:plugin/"))
-                .cloned();
-            let why = match found {
-                Some(other) => format!(
-                    "the component targets another world version (it exports `{other}`); this host serves `{WORLD}` world `plugin`"
-                ),
-                None => format!(
-                    "the component does not export the `plugin` world of `{WORLD}` (missing: {}; it exports: {})",
-                    missing.join(", "),
-                    if exports.is_empty() {
-                        "nothing".to_owned()
-                    } else {
-                        exports.join(", ")
-                    }
-                ),
-            };
-            return Err(LoadError::IncompatibleWorld(why));
+        if missing.is_empty() {
+            return Ok(World::V1);
         }
-        Ok(())
+        let found = exports
+            .iter()
+            .find(|e| e.starts_with("switchboard:plugin/"))
+            .cloned();
+        let why = match found {
+            Some(other) => format!(
+                "the component targets a world version this host does not serve (it exports `{other}`); this host serves `{WORLD_V2}` (event-filter-plugin, message-transform-plugin, blast-endpoint-plugin) and `{WORLD_V1}` world `plugin`"
+            ),
+            None => format!(
+                "the component exports no world this host serves: `{WORLD_V2}` (event-filter-plugin, message-transform-plugin, blast-endpoint-plugin) or `{WORLD_V1}` world `plugin` (missing: {}; it exports: {})",
+                missing.join(", "),
+                if exports.is_empty() {
+                    "nothing".to_owned()
+                } else {
+                    exports.join(", ")
+                }
+            ),
+        };
+        Err(LoadError::IncompatibleWorld(why))
+    }
+}
+
+/// The worlds this host serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum World {
+    V1,
+    Filter,
+    Transform,
+    Blast,
+}
+
+impl World {
+    /// The 0.2 hook interface the world exports beside `meta`.
+    fn hook_interface(self) -> &'static str {
+        match self {
+            World::V1 => "meta",
+            World::Filter => "event-filter",
+            World::Transform => "message-transform",
+            World::Blast => "blast-endpoint",
+        }
+    }
+
+    /// The world as plugin records show it.
+    fn name(self) -> &'static str {
+        match self {
+            World::V1 => WORLD_V1,
+            World::Filter => "switchboard:plugin/event-filter-plugin@0.2.0",
+            World::Transform => "switchboard:plugin/message-transform-plugin@0.2.0",
+            World::Blast => "switchboard:plugin/blast-endpoint-plugin@0.2.0",
+        }
     }
 }
 
@@ -309,10 +477,10 @@ fn check_header(bytes: &[u8]) -> Result<(), LoadError> {
 /// One compiled plugin version: its `InstancePre` and one reused instance.
 pub struct Loaded {
     engine: Engine,
-    pre: PluginPre<HostState>,
+    pre: Pre,
     plugin_id: String,
     name: Mutex<String>,
-    instance: Mutex<Option<(wasmtime::Store<HostState>, Plugin)>>,
+    instance: Mutex<Option<(wasmtime::Store<HostState>, Bound)>>,
     store: Store,
     cfg: PluginConfig,
 }
@@ -322,7 +490,7 @@ impl Loaded {
         *self.name.lock().unwrap_or_else(|p| p.into_inner()) = name.to_owned();
     }
 
-    fn instantiate(&self, name: String) -> wasmtime::Result<(wasmtime::Store<HostState>, Plugin)> {
+    fn instantiate(&self, name: String) -> wasmtime::Result<(wasmtime::Store<HostState>, Bound)> {
         let limits = Limits::new(&self.cfg);
         let state = HostState {
             wasi: WasiCtx::builder().build(),
@@ -333,6 +501,7 @@ impl Loaded {
             config: "{}".into(),
             store: self.store.clone(),
             kv_cap: self.cfg.kv_cap_bytes,
+            event_data: None,
         };
         let mut store = wasmtime::Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);
@@ -352,7 +521,7 @@ impl Loaded {
     pub fn call<R>(
         &self,
         config: &str,
-        f: impl FnOnce(&Plugin, &mut wasmtime::Store<HostState>) -> wasmtime::Result<R>,
+        f: impl FnOnce(&Bound, &mut wasmtime::Store<HostState>) -> wasmtime::Result<R>,
     ) -> Result<R, CallFailure> {
         let mut slot = self.instance.lock().unwrap_or_else(|p| p.into_inner());
         if slot.is_none() {

@@ -8,7 +8,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::engine::types::{self, TransformDecision};
-use super::engine::{HostState, Plugin};
+use super::engine::{Bound, HostState, not_served, v2};
 use super::model::Hook;
 use super::{Active, Plugins, Slot};
 use crate::domain::hooks::{BlastEndpoints, MessageTransform, PluginRejection};
@@ -31,7 +31,7 @@ impl Plugins {
     pub(super) fn run<'a, R>(
         &self,
         active: &'a Active,
-        f: impl FnOnce(&Plugin, &mut wasmtime::Store<HostState>) -> wasmtime::Result<R>,
+        f: impl FnOnce(&Bound, &mut wasmtime::Store<HostState>) -> wasmtime::Result<R>,
     ) -> (Option<&'a Arc<Slot>>, Outcome<R>) {
         let Some(slot) = &active.slot else {
             return (None, Outcome::Failed);
@@ -71,14 +71,33 @@ impl Plugins {
             if let Value::Object(m) = &mut body {
                 m.insert("to".into(), Value::String(request.to.to_string()));
             }
-            let wit = types::Outbound {
-                session_id: session_id.to_owned(),
-                kind: kind.as_str().to_owned(),
-                body: body.to_string(),
-            };
-            let (slot, out) = self.run(active, |p, s| {
-                p.switchboard_plugin_message_transform()
-                    .call_transform(s, &wit)
+            let body = body.to_string();
+            let (slot, out) = self.run(active, |p, s| match p {
+                Bound::V1(p) => {
+                    let wit = types::Outbound {
+                        session_id: session_id.to_owned(),
+                        kind: kind.as_str().to_owned(),
+                        body,
+                    };
+                    p.switchboard_plugin_message_transform()
+                        .call_transform(s, &wit)
+                }
+                Bound::Transform(p) => {
+                    let wit = v2::types::Outbound {
+                        session_id: session_id.to_owned(),
+                        kind: kind.as_str().to_owned(),
+                        body,
+                    };
+                    let out = p
+                        .switchboard_plugin_message_transform()
+                        .call_transform(s, &wit)?;
+                    Ok(match out {
+                        v2::types::TransformDecision::Unchanged => TransformDecision::Unchanged,
+                        v2::types::TransformDecision::Replace(b) => TransformDecision::Replace(b),
+                        v2::types::TransformDecision::Reject(r) => TransformDecision::Reject(r),
+                    })
+                }
+                _ => Err(not_served("message-transform")),
             });
             let name = slot
                 .as_ref()
@@ -169,28 +188,48 @@ impl Plugins {
             contact: contact.map(super::host::to_wit),
         };
         let body_text = body.to_string();
-        let (_, out) = self.run(&active, |p, s| {
-            p.switchboard_plugin_blast_endpoint()
+        let (_, out) = self.run(&active, |p, s| match p {
+            Bound::V1(p) => p
+                .switchboard_plugin_blast_endpoint()
                 .call_expand(s, key, &recipient, &body_text)
+                .map(|r| r.map(|sends| sends.into_iter().map(|c| (c.kind, c.body)).collect())),
+            Bound::Blast(p) => {
+                let recipient = v2::types::Recipient {
+                    jid: recipient.jid.clone(),
+                    phone: recipient.phone.clone(),
+                    contact: recipient.contact.clone().map(|c| v2::types::Contact {
+                        jid: c.jid,
+                        phone: c.phone,
+                        full_name: c.full_name,
+                        first_name: c.first_name,
+                        push_name: c.push_name,
+                        business_name: c.business_name,
+                    }),
+                };
+                p.switchboard_plugin_blast_endpoint()
+                    .call_expand(s, key, &recipient, &body_text)
+                    .map(|r| r.map(|sends| sends.into_iter().map(|c| (c.kind, c.body)).collect()))
+            }
+            _ => Err(not_served("blast-endpoint")),
         });
-        let sends = match out {
+        let sends: Vec<(String, String)> = match out {
             Outcome::Done(Ok(sends)) => sends,
             Outcome::Done(Err(reason)) => return Err(format!("the endpoint refused: {reason}")),
             Outcome::Failed => return Err("the plugin serving the endpoint failed".into()),
         };
         sends
             .into_iter()
-            .map(|s| {
-                let kind = SendKind::parse(&s.kind).ok_or_else(|| {
-                    format!("the plugin asked for an unknown send kind `{}`", s.kind)
+            .map(|(send_kind, send_body)| {
+                let kind = SendKind::parse(&send_kind).ok_or_else(|| {
+                    format!("the plugin asked for an unknown send kind `{send_kind}`")
                 })?;
-                let mut v: Value = serde_json::from_str(&s.body)
-                    .map_err(|e| format!("the plugin's `{}` body is not JSON: {e}", s.kind))?;
+                let mut v: Value = serde_json::from_str(&send_body)
+                    .map_err(|e| format!("the plugin's `{send_kind}` body is not JSON: {e}"))?;
                 if let Value::Object(m) = &mut v {
                     m.insert("to".into(), Value::String(to.to_owned()));
                 }
                 SendRequest::from_json(kind, v)
-                    .map_err(|e| format!("the plugin's `{}` body is invalid: {e}", s.kind))
+                    .map_err(|e| format!("the plugin's `{send_kind}` body is invalid: {e}"))
             })
             .collect()
     }

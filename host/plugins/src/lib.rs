@@ -1,9 +1,12 @@
-//! The plugin platform's host: WebAssembly components (world `plugin` of
-//! `wit/0.1.0`) loaded into a sandboxed wasmtime engine, bound to hooks in the
-//! data paths, managed through the admin API and persisted in the store.
+//! The plugin platform's host: WebAssembly components (the worlds of
+//! `wit/0.2.0`, and world `plugin` of `wit/0.1.0`) loaded into a sandboxed
+//! wasmtime engine, bound to hooks in the data paths, managed through the
+//! admin API and persisted in the store.
 //!
-//! - [`engine`]: the engine, compiling and checking uploads, one reused
-//!   instance per plugin version, the epoch deadline.
+//! - [`engine`]: the engine, compiling and checking uploads (which world of
+//!   which contract version), one reused instance per plugin version, the
+//!   epoch deadline.
+//! - `event_record`: the typed event record 0.2 filters receive.
 //! - [`host`]: the imports a plugin may call.
 //! - `limits`: the memory cap of a store, and telling out-of-memory traps.
 //! - [`model`]: plugins and bindings as stored.
@@ -21,6 +24,7 @@ mod bindings;
 pub mod config;
 pub mod directory;
 pub mod engine;
+mod event_record;
 mod filters;
 mod hooks;
 pub mod host;
@@ -47,7 +51,7 @@ use sha2::{Digest, Sha256};
 use crate::domain::time::unix_now;
 use crate::store::{Store, StoreError};
 use config::PluginConfig;
-use engine::{CallFailure, Hooks, LoadError, Loaded, PluginEngine, WORLD};
+use engine::{CallFailure, LoadError, Loaded, PluginEngine};
 use model::{Binding, FailurePolicy, Hook, PluginRecord, PluginStatus, Source};
 use stats::{Stats, StatsView};
 
@@ -140,20 +144,6 @@ impl std::fmt::Debug for Plugins {
     }
 }
 
-fn hooks_of(h: Hooks) -> Vec<Hook> {
-    let mut out = Vec::new();
-    if h.contains(Hooks::EVENT_FILTER) {
-        out.push(Hook::EventFilter);
-    }
-    if h.contains(Hooks::MESSAGE_TRANSFORM) {
-        out.push(Hook::MessageTransform);
-    }
-    if h.contains(Hooks::BLAST_ENDPOINT) {
-        out.push(Hook::BlastEndpoint);
-    }
-    out
-}
-
 impl Plugins {
     /// Builds the engine and loads every stored plugin and binding. A stored
     /// plugin that no longer loads is logged and left out.
@@ -175,7 +165,7 @@ impl Plugins {
         let mut loaded = 0;
         for (record, bytes) in store.list_plugins_with_bytes()? {
             match plugins.inner.engine.load(&record.id, &bytes, &store) {
-                Ok((l, _, _)) => {
+                Ok((l, _)) => {
                     plugins.insert_slot(record, l);
                     loaded += 1;
                 }
@@ -283,7 +273,7 @@ impl Plugins {
     /// Checks, compiles and stores a new plugin. Blocking (compiles).
     pub fn upload(&self, bytes: &[u8], name: Option<String>) -> Result<PluginView, PluginError> {
         let id = uuid::Uuid::new_v4().to_string();
-        let (loaded, info, endpoints) = self.inner.engine.load(&id, bytes, &self.inner.store)?;
+        let (loaded, info) = self.inner.engine.load(&id, bytes, &self.inner.store)?;
         let now = unix_now();
         let record = PluginRecord {
             id: id.clone(),
@@ -291,9 +281,9 @@ impl Plugins {
             version: info.version,
             sha256: hex::encode(Sha256::digest(bytes)),
             size: bytes.len() as u64,
-            hooks: hooks_of(info.hooks),
-            endpoints,
-            world: WORLD.into(),
+            hooks: info.hooks,
+            endpoints: info.endpoints,
+            world: info.world,
             created_at: now,
             updated_at: now,
             status: PluginStatus::Active,
@@ -316,8 +306,8 @@ impl Plugins {
             .slot(id)
             .ok_or_else(|| PluginError::NotFound(id.to_owned()))?;
         self.refuse_directory_plugin(&slot, id, "replace")?;
-        let (loaded, info, endpoints) = self.inner.engine.load(id, bytes, &self.inner.store)?;
-        let hooks = hooks_of(info.hooks);
+        let (loaded, info) = self.inner.engine.load(id, bytes, &self.inner.store)?;
+        let hooks = info.hooks;
         let _g = self.inner.admin.lock().unwrap_or_else(|p| p.into_inner());
         let orphaned: Vec<&'static str> = self
             .inner
@@ -340,7 +330,8 @@ impl Plugins {
             r.sha256 = hex::encode(Sha256::digest(bytes));
             r.size = bytes.len() as u64;
             r.hooks = hooks;
-            r.endpoints = endpoints;
+            r.endpoints = info.endpoints;
+            r.world = info.world;
             r.updated_at = unix_now();
             r.clone()
         };
