@@ -7,7 +7,12 @@
 //!    `target/plugins` (its own target directory: the outer build holds the
 //!    lock of `target/debug`);
 //! 3. componentize-py (pinned, in a venv at `target/py` when missing) and
-//!    the Python plugin `plugins/python-shouter`.
+//!    the Python plugins `plugins/python-shouter` and
+//!    `plugins/python-keyword-filter`;
+//! 4. jco and ComponentizeJS (pinned by `plugins/js-keyword-filter`'s
+//!    `package-lock.json`, installed with `npm ci` into `target/js` when
+//!    missing or outdated) and the JavaScript plugin
+//!    `plugins/js-keyword-filter`.
 //!
 //! Each component's absolute path becomes `SWITCHBOARD_PLUGIN_<NAME>` at
 //! compile time (see `support/plugins.rs`). A plugin that fails to build
@@ -22,6 +27,8 @@ use std::process::Command;
 /// The Rust plugins: (package name, environment suffix).
 const RUST_PLUGINS: &[(&str, &str)] = &[
     ("keyword-router", "KEYWORD_ROUTER"),
+    ("keyword-filter", "KEYWORD_FILTER"),
+    ("bot-bridge", "BOT_BRIDGE"),
     ("redactor", "REDACTOR"),
     ("footer", "FOOTER"),
     ("greeting", "GREETING"),
@@ -30,8 +37,45 @@ const RUST_PLUGINS: &[(&str, &str)] = &[
     ("hostile-trap", "HOSTILE_TRAP"),
 ];
 
-/// The componentize-py release the Python plugin is built with.
+/// The componentize-py release the Python plugins are built with.
 const COMPONENTIZE_PY: &str = "0.25.1";
+
+/// A plugin written in Python, built with componentize-py.
+struct PythonPlugin {
+    /// Its directory under `plugins/`; its entry module is `app`.
+    dir: &'static str,
+    /// The contract version it targets (a directory under `wit/`).
+    wit: &'static str,
+    /// The world it implements.
+    world: &'static str,
+    /// The suffix of its `SWITCHBOARD_PLUGIN_<NAME>` variable.
+    env: &'static str,
+}
+
+/// The Python plugins.
+const PYTHON_PLUGINS: &[PythonPlugin] = &[
+    PythonPlugin {
+        dir: "python-shouter",
+        wit: "0.1.0",
+        world: "plugin",
+        env: "PYTHON_SHOUTER",
+    },
+    PythonPlugin {
+        dir: "python-keyword-filter",
+        wit: "0.2.0",
+        world: "event-filter-plugin",
+        env: "PYTHON_KEYWORD_FILTER",
+    },
+];
+
+/// The JavaScript plugin's directory under `plugins/`: `app.js` (its entry),
+/// `bundle.config.js`, and the `package.json` and `package-lock.json` that
+/// pin its build tools.
+const JS_PLUGIN: &str = "js-keyword-filter";
+/// The contract version the JavaScript plugin targets (a directory under `wit/`).
+const JS_WIT: &str = "0.2.0";
+/// The world the JavaScript plugin implements.
+const JS_WORLD: &str = "event-filter-plugin";
 
 const TARGET: &str = "wasm32-wasip2";
 
@@ -48,7 +92,12 @@ fn main() {
     let out = root.join("target").join("plugins");
     ensure_target();
     build_rust_plugins(&root, &out);
-    build_python_plugin(&root, &out);
+    let componentize_py = install_componentize_py(&root);
+    for plugin in PYTHON_PLUGINS {
+        build_python_plugin(&root, &out, &componentize_py, plugin);
+    }
+    let jco = install_jco(&root);
+    build_js_plugin(&root, &out, &jco);
 }
 
 /// Asks cargo to rerun this script when any source file under `dir` changes
@@ -62,7 +111,10 @@ fn watch(dir: &Path) {
     for entry in entries.flatten() {
         let path = entry.path();
         let name = entry.file_name();
-        if [OsStr::new("target"), OsStr::new("__pycache__")].contains(&name.as_os_str()) {
+        if ["target", "__pycache__", "node_modules"]
+            .map(OsStr::new)
+            .contains(&name.as_os_str())
+        {
             continue;
         }
         if path.is_dir() {
@@ -186,9 +238,9 @@ fn build_rust_plugins(root: &Path, out: &Path) {
     }
 }
 
-/// Builds `plugins/python-shouter` with componentize-py (installed into
-/// `target/py` when missing) and exports the component's path.
-fn build_python_plugin(root: &Path, out: &Path) {
+/// Installs componentize-py into the venv `target/py` unless the pinned
+/// release is already there, and returns the tool's path.
+fn install_componentize_py(root: &Path) -> PathBuf {
     let venv = root.join("target").join("py");
     let tool = venv.join("bin").join("componentize-py");
     let python = venv.join("bin").join("python");
@@ -212,22 +264,120 @@ fn build_python_plugin(root: &Path, out: &Path) {
         run(cmd, "installing componentize-py from PyPI into target/py");
         fs::write(&pinned, COMPONENTIZE_PY).expect("mark the componentize-py install");
     }
-    let source = root.join("plugins").join("python-shouter");
-    let wasm = out.join("python-shouter.wasm");
-    let mut cmd = clean_command(&tool);
+    tool
+}
+
+/// Builds one Python plugin with componentize-py into `out/<dir>.wasm` and
+/// exports the component's path.
+fn build_python_plugin(root: &Path, out: &Path, componentize_py: &Path, plugin: &PythonPlugin) {
+    let source = root.join("plugins").join(plugin.dir);
+    let wasm = out.join(format!("{}.wasm", plugin.dir));
+    let mut cmd = clean_command(componentize_py);
     cmd.arg("-d")
-        .arg(root.join("wit").join("0.1.0"))
-        .args(["-w", "plugin", "componentize", "app", "-p"])
+        .arg(root.join("wit").join(plugin.wit))
+        .args(["-w", plugin.world, "componentize", "app", "-p"])
         .arg(&source)
         .arg("-o")
         .arg(&wasm)
         .current_dir(&source);
     run(
         cmd,
-        "building the Python plugin plugins/python-shouter with componentize-py",
+        &format!(
+            "building the Python plugin plugins/{} with componentize-py",
+            plugin.dir
+        ),
     );
     println!(
-        "cargo:rustc-env=SWITCHBOARD_PLUGIN_PYTHON_SHOUTER={}",
+        "cargo:rustc-env=SWITCHBOARD_PLUGIN_{}={}",
+        plugin.env,
+        wasm.display()
+    );
+}
+
+/// Installs the JavaScript plugin's build tools (jco and ComponentizeJS,
+/// exactly as its `package-lock.json` pins them) into `target/js` with
+/// `npm ci`, unless that very lock is already installed there, and returns
+/// the path of `jco`.
+///
+/// Reinstalling only when the manifest or the lock changed keeps warm
+/// builds off the network; `npm ci` itself starts by deleting
+/// `node_modules`, so the marker inside it never outlives a failed install.
+fn install_jco(root: &Path) -> PathBuf {
+    let source = root.join("plugins").join(JS_PLUGIN);
+    let tools = root.join("target").join("js");
+    let read = |name: &str| {
+        let path = source.join(name);
+        fs::read(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+    };
+    let (manifest, lock) = (read("package.json"), read("package-lock.json"));
+    let wanted = [manifest.as_slice(), &b"\n"[..], lock.as_slice()].concat();
+    let node_modules = tools.join("node_modules");
+    let marker = node_modules.join(".switchboard-installed");
+    let jco = node_modules.join(".bin").join("jco");
+    if jco.is_file() && fs::read(&marker).is_ok_and(|installed| installed == wanted) {
+        return jco;
+    }
+    fs::create_dir_all(&tools).expect("create target/js");
+    fs::write(tools.join("package.json"), &manifest).expect("copy package.json into target/js");
+    fs::write(tools.join("package-lock.json"), &lock)
+        .expect("copy package-lock.json into target/js");
+    let mut cmd = clean_command("npm");
+    // No package in the lock has an install script: refusing them keeps the
+    // install to unpacking what the lock names.
+    cmd.args([
+        "ci",
+        "--ignore-scripts",
+        "--no-audit",
+        "--no-fund",
+        "--loglevel=error",
+    ])
+    .current_dir(&tools);
+    run(
+        cmd,
+        &format!(
+            "installing jco and ComponentizeJS from npm into target/js (needs Node.js and npm; \
+             the versions are pinned by plugins/{JS_PLUGIN}/package-lock.json)"
+        ),
+    );
+    assert!(
+        jco.is_file(),
+        "npm ci in {} succeeded, but {} is missing",
+        tools.display(),
+        jco.display()
+    );
+    fs::write(&marker, &wanted).expect("mark the jco install");
+    jco
+}
+
+/// Builds `plugins/js-keyword-filter` with `jco componentize` into
+/// `out/js_keyword_filter.wasm` and exports the component's path.
+fn build_js_plugin(root: &Path, out: &Path, jco: &Path) {
+    let source = root.join("plugins").join(JS_PLUGIN);
+    let wasm = out.join(format!("{}.wasm", JS_PLUGIN.replace('-', "_")));
+    fs::create_dir_all(out).expect("create target/plugins");
+    let mut cmd = clean_command(jco);
+    cmd.args(["componentize", "app.js"])
+        // ComponentizeJS takes a single ES module: the bundler folds the
+        // plugin's own modules into it.
+        .arg("--bundle")
+        .arg("--bundle-config")
+        .arg(source.join("bundle.config.js"))
+        .arg("--wit")
+        .arg(root.join("wit").join(JS_WIT))
+        .args(["--world-name", JS_WORLD])
+        // No clock, random, stdio or HTTP: the component then imports no
+        // WASI interface at all, only the host's.
+        .args(["--disable", "all"])
+        .arg("--out")
+        .arg(&wasm)
+        .current_dir(&source);
+    run(
+        cmd,
+        &format!("building the JavaScript plugin plugins/{JS_PLUGIN} with jco componentize"),
+    );
+    println!(
+        "cargo:rustc-env=SWITCHBOARD_PLUGIN_{}={}",
+        JS_PLUGIN.replace('-', "_").to_uppercase(),
         wasm.display()
     );
 }

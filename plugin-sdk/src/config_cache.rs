@@ -32,7 +32,15 @@ thread_local! {
 /// Prefer it to [`config`](crate::config) in filters and transforms that
 /// run on every event or send.
 pub fn config_cached<T: DeserializeOwned + 'static>() -> Result<Rc<T>, serde_json::Error> {
-    let text = crate::config_json();
+    cached(crate::config_json())
+}
+
+/// `text` deserialized into `T`, from the cache when this instance parsed
+/// the same text into the same type before. Shared by the 0.1 and 0.2
+/// `config_cached`, which differ only in the host import the text comes from.
+pub(crate) fn cached<T: DeserializeOwned + 'static>(
+    text: String,
+) -> Result<Rc<T>, serde_json::Error> {
     let ty = TypeId::of::<T>();
     let hit = CACHE.with_borrow(|c| {
         c.iter()

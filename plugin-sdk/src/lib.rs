@@ -16,6 +16,16 @@
 //! data implement [`Plugin::filter_raw`] (see [`RawEnvelope`]) instead of
 //! [`Plugin::filter`]: the data then stays JSON text until they read it.
 //!
+//! ## Contract 0.2
+//!
+//! The crate also writes plugins for `switchboard:plugin@0.2.0`
+//! (`wit/0.2.0`), where a component targets one world per hook and a
+//! filter gets a typed event instead of JSON: see [`v2`]. The 0.2 form of
+//! the same macro registers them, for example
+//! `register_plugin!(v2 event_filter: MyFilter)`. Everything at the crate
+//! root is 0.1 (the types are shared); a 0.2 plugin takes its host
+//! functions from [`v2`].
+//!
 //! ## From `cargo new` to a loaded plugin
 //!
 //! 1. Create a library crate and make it a `cdylib`:
@@ -106,7 +116,9 @@
 //!
 //! On any target but `wasm32` the host functions run against the in-process
 //! double of [`testing`], so `cargo test` exercises the `Plugin` methods
-//! directly (set the configuration with [`testing::set_config`]).
+//! directly (set the configuration with [`testing::set_config`]). The same
+//! holds for the traits of [`v2`], whose event data comes from
+//! [`testing::set_event_data`].
 
 #[doc(hidden)]
 pub mod adapter;
@@ -119,6 +131,7 @@ mod raw;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod testing;
 mod types;
+pub mod v2;
 
 pub use config_cache::config_cached;
 pub use host::{config, config_json, contact, kv, log, now_ms};
@@ -190,19 +203,82 @@ pub trait Plugin {
     }
 }
 
-/// Exports a [`Plugin`] as the component's implementation of the world
-/// `switchboard:plugin/plugin@0.1.0`. Call it once, at the crate root.
+/// Exports a plugin type as the component's implementation of a world.
+/// Call it once, at the crate root, in one of these forms:
 ///
-/// On targets other than `wasm32` it expands to nothing, so the crate's
-/// unit tests build natively.
+/// | Form | Trait | World |
+/// | --- | --- | --- |
+/// | `register_plugin!(T)` | [`Plugin`] | `switchboard:plugin/plugin@0.1.0` |
+/// | `register_plugin!(v2 event_filter: T)` | [`v2::EventFilter`] | `switchboard:plugin/event-filter-plugin@0.2.0` |
+/// | `register_plugin!(v2 message_transform: T)` | [`v2::MessageTransform`] | `switchboard:plugin/message-transform-plugin@0.2.0` |
+/// | `register_plugin!(v2 blast_endpoint: T)` | [`v2::BlastEndpoint`] | `switchboard:plugin/blast-endpoint-plugin@0.2.0` |
+///
+/// A component exports one world, so a crate registers one plugin; a
+/// second registration fails to link (both would export `meta`).
+///
+/// On targets other than `wasm32` it exports nothing, so the crate's unit
+/// tests build natively; the 0.2 forms still check there that `T`
+/// implements the trait of the world named.
 #[macro_export]
 macro_rules! register_plugin {
+    (v2 event_filter: $plugin:ty) => {
+        $crate::__register_v2_plugin!(
+            $plugin,
+            EventFilter,
+            EventFilterAdapter,
+            event_filter,
+            __export_v2_event_filter
+        );
+    };
+    (v2 message_transform: $plugin:ty) => {
+        $crate::__register_v2_plugin!(
+            $plugin,
+            MessageTransform,
+            MessageTransformAdapter,
+            message_transform,
+            __export_v2_message_transform
+        );
+    };
+    (v2 blast_endpoint: $plugin:ty) => {
+        $crate::__register_v2_plugin!(
+            $plugin,
+            BlastEndpoint,
+            BlastEndpointAdapter,
+            blast_endpoint,
+            __export_v2_blast_endpoint
+        );
+    };
     ($plugin:ty) => {
         #[cfg(target_arch = "wasm32")]
         const _: () = {
             type __SwitchboardPlugin = $crate::adapter::Adapter<$plugin>;
             $crate::bindings::__export_plugin_world!(
                 __SwitchboardPlugin with_types_in $crate::bindings
+            );
+        };
+    };
+}
+
+/// The 0.2 forms of [`register_plugin!`]: exports `meta` and the one hook
+/// interface of the world whose trait is `$trait`. Not used directly.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __register_v2_plugin {
+    ($plugin:ty, $trait:ident, $adapter:ident, $hook:ident, $export:ident) => {
+        // On every target, so that a plugin registered for the wrong world
+        // fails in `cargo test` too, naming the trait it lacks.
+        const _: () = {
+            fn registered<P: $crate::v2::$trait>() {}
+            let _ = registered::<$plugin>;
+        };
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            type __SwitchboardPlugin = $crate::v2::adapter::$adapter<$plugin>;
+            $crate::v2::bindings::meta::__export_v2_meta!(
+                __SwitchboardPlugin with_types_in $crate::v2::bindings::meta
+            );
+            $crate::v2::bindings::$hook::$export!(
+                __SwitchboardPlugin with_types_in $crate::v2::bindings::$hook
             );
         };
     };

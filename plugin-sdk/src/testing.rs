@@ -13,6 +13,21 @@
 //! assert_eq!(cfg["footer"], "-- sent by Switchboard");
 //! assert_eq!(now_ms(), 1_700_000_000_000);
 //! ```
+//!
+//! The 0.2 host functions of [`crate::v2`] share this state, and
+//! [`set_event_data`] stands in for the data of the event being filtered,
+//! so a 0.2 filter is tested by calling its `filter` with an
+//! [`Event`](crate::v2::Event):
+//!
+//! ```
+//! use switchboard_plugin_sdk::{testing, v2};
+//!
+//! testing::reset();
+//! testing::set_event_data(serde_json::json!({ "text": "hi", "id": "ABC" }));
+//! let data: serde_json::Value = v2::event_data().unwrap();
+//! assert_eq!(data["id"], "ABC");
+//! assert_eq!(testing::event_data_calls(), 1);
+//! ```
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -29,13 +44,16 @@ struct State {
     kv_cap: Option<usize>,
     contacts: HashMap<(String, String), Contact>,
     logs: Vec<(Level, String)>,
+    event_data: Option<String>,
+    event_data_calls: usize,
 }
 
 thread_local! {
     static STATE: RefCell<State> = RefCell::new(State::default());
 }
 
-/// Forgets everything set on this thread: configuration, clock, store, contacts, logs.
+/// Forgets everything set on this thread: configuration, clock, store,
+/// contacts, logs, event data and its call count.
 pub fn reset() {
     STATE.with(|s| *s.borrow_mut() = State::default());
 }
@@ -64,6 +82,19 @@ pub fn add_contact(session_id: &str, contact: Contact) {
     });
 }
 
+/// The event data [`v2::event_data`](crate::v2::event_data) returns from
+/// now on (`{}`, as outside a filter call, until set).
+pub fn set_event_data(data: Value) {
+    STATE.with(|s| s.borrow_mut().event_data = Some(data.to_string()));
+}
+
+/// How often the event data was asked for since the last [`reset`]: the
+/// host makes it only on request, so a test can check that a filter
+/// leaves it alone when it need not read it.
+pub fn event_data_calls() -> usize {
+    STATE.with(|s| s.borrow().event_data_calls)
+}
+
 /// Every line logged on this thread since the last [`reset`].
 pub fn logs() -> Vec<(Level, String)> {
     STATE.with(|s| s.borrow().logs.clone())
@@ -73,9 +104,14 @@ pub fn logs() -> Vec<(Level, String)> {
 pub(crate) mod double {
     use super::STATE;
     use crate::bindings::switchboard::plugin::types as wit;
+    use crate::types::Level;
 
     pub(crate) fn log(level: wit::LogLevel, message: &str) {
-        STATE.with(|s| s.borrow_mut().logs.push((level.into(), message.to_owned())));
+        push_log(level.into(), message);
+    }
+
+    fn push_log(level: Level, message: &str) {
+        STATE.with(|s| s.borrow_mut().logs.push((level, message.to_owned())));
     }
 
     pub(crate) fn config() -> String {
@@ -118,13 +154,41 @@ pub(crate) mod double {
     }
 
     pub(crate) fn contact(session_id: &str, jid: &str) -> Option<wit::Contact> {
+        find_contact(session_id, jid).map(Into::into)
+    }
+
+    fn find_contact(session_id: &str, jid: &str) -> Option<crate::Contact> {
         STATE.with(|s| {
             s.borrow()
                 .contacts
                 .get(&(session_id.to_owned(), jid.to_owned()))
                 .cloned()
-                .map(Into::into)
         })
+    }
+
+    /// The 0.2 host functions, shaped like the wrapper of `crate::v2`'s
+    /// imports (which takes and returns the SDK's types, as the 0.2 WIT
+    /// types are other Rust types than the 0.1 ones).
+    pub(crate) mod v2 {
+        use super::{STATE, find_contact, push_log};
+        pub(crate) use super::{config, kv_delete, kv_get, kv_set, now_ms};
+        use crate::types::{Contact, Level};
+
+        pub(crate) fn log(level: Level, message: &str) {
+            push_log(level, message);
+        }
+
+        pub(crate) fn contact(session_id: &str, jid: &str) -> Option<Contact> {
+            find_contact(session_id, jid)
+        }
+
+        pub(crate) fn event_data() -> String {
+            STATE.with(|s| {
+                let mut s = s.borrow_mut();
+                s.event_data_calls += 1;
+                s.event_data.clone().unwrap_or_else(|| "{}".into())
+            })
+        }
     }
 }
 
@@ -161,5 +225,43 @@ mod tests {
             Some("Ann")
         );
         assert_eq!(crate::contact("other", "1@s.whatsapp.net"), None);
+    }
+
+    #[test]
+    fn the_0_2_host_functions_share_the_double_with_0_1() {
+        reset();
+        set_config(serde_json::json!({ "n": 1 }));
+        assert_eq!(crate::v2::config_json(), crate::config_json());
+        crate::v2::log(Level::Info, "from 0.2");
+        crate::v2::warn!("and {}", "a macro");
+        assert_eq!(
+            logs(),
+            vec![
+                (Level::Info, "from 0.2".to_owned()),
+                (Level::Warn, "and a macro".to_owned())
+            ]
+        );
+        kv::set("k", b"v").unwrap();
+        assert_eq!(crate::v2::kv::get("k").as_deref(), Some(&b"v"[..]));
+        add_contact(
+            "s",
+            Contact {
+                jid: "1@s.whatsapp.net".into(),
+                ..Contact::default()
+            },
+        );
+        assert!(crate::v2::contact("s", "1@s.whatsapp.net").is_some());
+    }
+
+    #[test]
+    fn event_data_is_an_empty_object_until_set_and_every_fetch_is_counted() {
+        reset();
+        assert_eq!(crate::v2::event_data_json(), "{}");
+        set_event_data(serde_json::json!({ "text": "hi" }));
+        let data: Value = crate::v2::event_data().unwrap();
+        assert_eq!(data["text"], "hi");
+        assert_eq!(event_data_calls(), 2);
+        reset();
+        assert_eq!(event_data_calls(), 0);
     }
 }

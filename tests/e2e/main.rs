@@ -54,6 +54,7 @@ mod plugins_hostile;
 mod plugins_scoped;
 mod plugins_support;
 mod plugins_swap;
+mod plugins_v2;
 mod presence;
 mod readme;
 mod reconnect;

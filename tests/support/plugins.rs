@@ -1,12 +1,19 @@
 //! The plugin components the end-to-end tests load, built from source by
-//! `tests/build.rs` (`plugins/` for Rust, `plugins/python-shouter` for
-//! Python): absolute paths fixed at compile time, and a reader.
+//! `tests/build.rs` (`plugins/` for Rust, `plugins/python-*` for Python,
+//! `plugins/js-keyword-filter` for JavaScript): absolute paths fixed at
+//! compile time, and a reader.
 
 use std::path::Path;
 
 /// Event filter: keeps or drops `message` events by keywords/patterns
 /// (`{keywords, patterns?, mode: "keep"|"drop"}`).
 pub const KEYWORD_ROUTER: &str = env!("SWITCHBOARD_PLUGIN_KEYWORD_ROUTER");
+/// 0.2 event filter (Rust): keeps message events whose text or caption holds
+/// one of `keywords`; `tag` adds `matched_keyword` to the full data.
+pub const KEYWORD_FILTER: &str = env!("SWITCHBOARD_PLUGIN_KEYWORD_FILTER");
+/// 0.2 integration: forwards each incoming message to `endpoint` and sends
+/// its `reply` back to the chat.
+pub const BOT_BRIDGE: &str = env!("SWITCHBOARD_PLUGIN_BOT_BRIDGE");
 /// Event filter: masks runs of 7+ digits in event data (a `replace`).
 pub const REDACTOR: &str = env!("SWITCHBOARD_PLUGIN_REDACTOR");
 /// Message transform: appends `footer` to text sends, rejects `banned_words`.
@@ -21,10 +28,18 @@ pub const HOSTILE_MEMORY: &str = env!("SWITCHBOARD_PLUGIN_HOSTILE_MEMORY");
 pub const HOSTILE_TRAP: &str = env!("SWITCHBOARD_PLUGIN_HOSTILE_TRAP");
 /// Python (componentize-py) event filter: upper-cases message text (a `replace`).
 pub const PYTHON_SHOUTER: &str = env!("SWITCHBOARD_PLUGIN_PYTHON_SHOUTER");
+/// Python (componentize-py) event filter, contract 0.2: keeps message events
+/// containing one of `keywords`, drops other messages; `tag: true` adds
+/// `matched_keyword` to a kept message's data (a `replace`).
+pub const PYTHON_KEYWORD_FILTER: &str = env!("SWITCHBOARD_PLUGIN_PYTHON_KEYWORD_FILTER");
+/// JavaScript (ComponentizeJS) twin of `PYTHON_KEYWORD_FILTER`, contract 0.2.
+pub const JS_KEYWORD_FILTER: &str = env!("SWITCHBOARD_PLUGIN_JS_KEYWORD_FILTER");
 
 /// Every plugin above: (name, path).
 pub const ALL: &[(&str, &str)] = &[
     ("keyword-router", KEYWORD_ROUTER),
+    ("keyword-filter", KEYWORD_FILTER),
+    ("bot-bridge", BOT_BRIDGE),
     ("redactor", REDACTOR),
     ("footer", FOOTER),
     ("greeting", GREETING),
@@ -32,6 +47,8 @@ pub const ALL: &[(&str, &str)] = &[
     ("hostile-memory", HOSTILE_MEMORY),
     ("hostile-trap", HOSTILE_TRAP),
     ("python-shouter", PYTHON_SHOUTER),
+    ("python-keyword-filter", PYTHON_KEYWORD_FILTER),
+    ("js-keyword-filter", JS_KEYWORD_FILTER),
 ];
 
 /// The bytes of a component, e.g. `bytes(plugins::FOOTER)`.

@@ -1,0 +1,135 @@
+//! The 0.2 plugin contract end to end: the same keyword filter written in
+//! Rust, Python and JavaScript against world `event-filter-plugin`, each at
+//! a real webhook receiver; the typed message record it decides on; the
+//! full data it asks for (as an earlier 0.1 filter in the chain left it);
+//! and 0.1 and 0.2 plugins side by side in one chain.
+
+use serde_json::{Value, json};
+use switchboard_tests::TestServer;
+use switchboard_tests::plugins::{
+    JS_KEYWORD_FILTER, KEYWORD_FILTER, PYTHON_KEYWORD_FILTER, REDACTOR,
+};
+use switchboard_tests::receiver::{TestReceiver, inbound, message_hook, wait_until_idle};
+
+use crate::plugins_support::{bind, plugin, upload};
+
+const WORLD: &str = "switchboard:plugin/event-filter-plugin@0.2.0";
+
+/// Sends three messages through a keyword filter bound with `config`;
+/// returns what reached the receiver once the gateway owes it nothing.
+async fn through_filter(path: &str, config: Value) -> (Value, Vec<Value>) {
+    let server = TestServer::start().await;
+    server.paired_session("s").await;
+    let receiver = message_hook(&server, "s").await;
+    let p = upload(&server, path).await;
+    bind(&server, &p, "event_filter", json!({ "config": config })).await;
+    inbound(&server, "s", "hello there").await;
+    let wanted = inbound(&server, "s", "about my ORDER 42").await;
+    inbound(&server, "s", "nothing to see").await;
+    let got = delivered(&server, &receiver, 1).await;
+    assert_eq!(got[0]["data"]["message_id"], wanted.as_str());
+    let p = plugin(&server, &p["id"]).await;
+    assert_eq!(p["counters"]["calls"], 3, "{p}");
+    assert_eq!(p["counters"]["drops"], 2, "{p}");
+    (p, got)
+}
+
+/// Waits for `n` deliveries and for the gateway to owe the receiver
+/// nothing more; returns the bodies received.
+async fn delivered(server: &TestServer, receiver: &TestReceiver, n: usize) -> Vec<Value> {
+    receiver.wait_for(n).await;
+    wait_until_idle(server, "s", &receiver.url()).await;
+    let got: Vec<Value> = receiver.requests().iter().map(|r| r.json()).collect();
+    assert_eq!(got.len(), n, "{got:?}");
+    got
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rust_keyword_filter_decides_on_the_typed_record_and_reports_its_world() {
+    let (p, got) = through_filter(KEYWORD_FILTER, json!({ "keywords": ["order"] })).await;
+    assert_eq!(p["world"], WORLD);
+    assert_eq!(p["hooks"], json!(["event_filter"]));
+    assert_eq!(p["name"], "keyword-filter");
+    assert!(got[0]["data"].get("matched_keyword").is_none(), "untagged");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_keyword_filter_behaves_as_the_rust_one() {
+    let (p, got) = through_filter(
+        PYTHON_KEYWORD_FILTER,
+        json!({ "keywords": ["order"], "tag": true }),
+    )
+    .await;
+    assert_eq!(p["world"], WORLD);
+    assert_eq!(got[0]["data"]["matched_keyword"], "order");
+    assert_eq!(got[0]["data"]["text"], "about my ORDER 42");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_javascript_keyword_filter_behaves_as_the_rust_one() {
+    let (p, got) = through_filter(
+        JS_KEYWORD_FILTER,
+        json!({ "keywords": ["refund", "order"], "tag": true }),
+    )
+    .await;
+    assert_eq!(p["world"], WORLD);
+    assert_eq!(got[0]["data"]["matched_keyword"], "order");
+    assert_eq!(got[0]["data"]["text"], "about my ORDER 42");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tagging_filter_gets_the_data_an_earlier_0_1_filter_rewrote() {
+    let server = TestServer::start().await;
+    server.paired_session("s").await;
+    let receiver = message_hook(&server, "s").await;
+    let redactor = upload(&server, REDACTOR).await;
+    assert_eq!(redactor["world"], "switchboard:plugin@0.1.0");
+    let filter = upload(&server, KEYWORD_FILTER).await;
+    bind(
+        &server,
+        &redactor,
+        "event_filter",
+        json!({ "order": 0, "config": {} }),
+    )
+    .await;
+    bind(
+        &server,
+        &filter,
+        "event_filter",
+        json!({ "order": 1, "config": { "keywords": ["card"], "tag": true } }),
+    )
+    .await;
+    inbound(&server, "s", "my card is 4111111111111111").await;
+    inbound(&server, "s", "no keyword here 4111111111111111").await;
+    let got = delivered(&server, &receiver, 1).await;
+    let data = &got[0]["data"];
+    assert_eq!(data["matched_keyword"], "card", "{data}");
+    let text = data["text"].as_str().unwrap();
+    assert!(text.starts_with("my card is "), "{text}");
+    assert!(
+        !text.contains("4111111111111111"),
+        "the 0.2 filter read the data the redactor left: {text}"
+    );
+    // The rest of the data came through `event-data` whole, masked as the
+    // redactor masks phones.
+    assert_eq!(data["message_type"], "text", "{data}");
+    assert_eq!(data["is_group"], false, "{data}");
+    assert!(data["from_phone"].as_str().unwrap().contains('*'), "{data}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_keywords_a_0_2_filter_keeps_every_event() {
+    let server = TestServer::start().await;
+    server.paired_session("s").await;
+    let receiver = message_hook(&server, "s").await;
+    let p = upload(&server, KEYWORD_FILTER).await;
+    bind(&server, &p, "event_filter", json!({ "config": {} })).await;
+    inbound(&server, "s", "one").await;
+    inbound(&server, "s", "two").await;
+    let got = delivered(&server, &receiver, 2).await;
+    let texts: Vec<&str> = got
+        .iter()
+        .map(|b| b["data"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["one", "two"]);
+}
