@@ -27,13 +27,14 @@ use crate::blast::Blasts;
 use crate::config::Config;
 use crate::events::EventBus;
 use crate::media_store::MediaStore;
-use crate::messages::SendCore;
+use crate::messages::{PluginSends, SendCore};
 use crate::metrics::{Metrics, Sources, WhatsAppCounters};
 use crate::network::Network;
 use crate::network::sim::SimNetwork;
 use crate::plugins::Plugins;
 use crate::runtime::chats::Chats;
 use crate::runtime::counters::MediaCounters;
+use crate::runtime::integrations::IntegrationOutbox;
 use crate::runtime_media::Media;
 use crate::scheduler::Scheduler;
 use crate::sessions::{SessionData, Sessions};
@@ -120,6 +121,22 @@ pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
         .watch_directory(background_stop.clone(), &tasks)
         .await;
     events.add_outbox(Arc::new(webhooks.clone()));
+    // Integration plugins are owed their events from the first one on, as
+    // webhooks are; what the outbox holds for them is resumed here.
+    let integrations = IntegrationOutbox::start(
+        Arc::new(plugins.clone()),
+        store.clone(),
+        crate::events::OutboxLimits {
+            backlog: config.webhooks.backlog_limit,
+            dlq_capacity: config.webhooks.dlq_capacity,
+        },
+        config.integrations.clone(),
+        background_stop.clone(),
+        tasks.clone(),
+    )
+    .context("could not resume integration deliveries")?;
+    events.add_outbox(Arc::new(integrations.clone()));
+    webhooks.add_destination(Arc::new(integrations));
     // The broker owes every event a delivery from the first one on: it is an
     // outbox before sessions are restored; its send queue starts with the API.
     let nats = if config.nats.enabled() {
@@ -145,6 +162,19 @@ pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
         .with_plugins(plugins.clone())
         .with_typing(config.typing_before_send)
         .with_pacing(crate::messages::Pacer::new(config.send_pacing.clone()));
+    plugins.set_sender(Arc::new(PluginSends::new(
+        send.clone(),
+        tokio::runtime::Handle::current(),
+    )));
+    // The send core holds the plugins: the link back is cut at shutdown, so
+    // neither keeps the other (and the store) alive after a stop.
+    {
+        let (plugins, stop) = (plugins.clone(), background_stop.clone());
+        tasks.spawn(async move {
+            stop.cancelled().await;
+            plugins.clear_sender();
+        });
+    }
     let chats = Chats::new(sessions.clone(), store.clone()).with_pacing(send.pacer());
     media.start_sweeper(background_stop.clone(), &tasks);
     let scheduler = Scheduler::new(

@@ -17,6 +17,7 @@ use crate::scheduler::config::ScheduleConfig;
 use crate::sessions::ReconnectConfig;
 use crate::webhooks::config::{SecsList, WebhookConfig, parse_secs, parse_secs_list};
 use switchboard_nats::{NatsConfig, Storage};
+use switchboard_runtime::integrations::IntegrationConfig;
 
 use crate::media_args::MediaArgs;
 use crate::media_store::MediaStoreConfig;
@@ -66,6 +67,8 @@ pub struct Config {
     pub send_pacing: PacingConfig,
     /// Plugin sandbox knobs.
     pub plugins: PluginConfig,
+    /// How integration plugins' deliveries are retried.
+    pub integrations: IntegrationConfig,
     /// Knobs of the `whatsapp` backend (used when it is built).
     pub whatsapp: WhatsAppConfig,
     /// The NATS JetStream broker (off unless it has servers).
@@ -115,6 +118,7 @@ impl Config {
             token_rate_window: Duration::from_secs(60),
             send_pacing: PacingConfig::default(),
             plugins: PluginConfig::default(),
+            integrations: IntegrationConfig::default(),
             whatsapp: WhatsAppConfig::default(),
             nats: NatsConfig::default(),
         }
@@ -318,6 +322,17 @@ pub struct ServeArgs {
     /// Most recipients in one blast.
     #[arg(long, env = "SWITCHBOARD_BLAST_MAX_RECIPIENTS", default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub blast_max_recipients: u64,
+    /// Deadline of one integration plugin call (which may wait on HTTP), in
+    /// milliseconds.
+    #[arg(long, env = "SWITCHBOARD_INTEGRATION_TIMEOUT_MS", default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    pub integration_timeout_ms: u64,
+    /// Pause after an integration plugin's first failed attempt at an
+    /// event, in milliseconds; it doubles after each, up to five minutes.
+    #[arg(long, env = "SWITCHBOARD_INTEGRATION_RETRY_BASE_MS", default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(1..=300_000))]
+    pub integration_retry_base_ms: u64,
+    /// Attempts at an event before an integration's delivery is dead-lettered.
+    #[arg(long, env = "SWITCHBOARD_INTEGRATION_MAX_ATTEMPTS", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub integration_max_attempts: u32,
     /// CPU deadline of one plugin call, in milliseconds.
     #[arg(long, env = "SWITCHBOARD_PLUGIN_TIMEOUT_MS", default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..))]
     pub plugin_timeout_ms: u64,
@@ -541,7 +556,13 @@ impl ServeArgs {
                 quarantine_after: self.plugin_quarantine_after,
                 dir: self.plugin_dir.clone(),
                 dir_poll: Duration::from_millis(self.plugin_dir_poll_ms),
+                integration_timeout: Duration::from_millis(self.integration_timeout_ms),
                 ..PluginConfig::default()
+            },
+            integrations: IntegrationConfig {
+                retry_base: Duration::from_millis(self.integration_retry_base_ms),
+                max_attempts: self.integration_max_attempts,
+                ..IntegrationConfig::default()
             },
             whatsapp: WhatsAppConfig {
                 ws_url: self

@@ -51,6 +51,7 @@ mod plugins_blast;
 mod plugins_directory;
 mod plugins_examples;
 mod plugins_hostile;
+mod plugins_integration;
 mod plugins_scoped;
 mod plugins_support;
 mod plugins_swap;

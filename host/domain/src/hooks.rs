@@ -64,3 +64,38 @@ pub trait BlastEndpoints: Send + Sync + 'static {
         body: &Value,
     ) -> Result<Vec<SendRequest>, String>;
 }
+
+/// Integration plugins: handed the events their bindings take, off the hot
+/// path, from the durable outbox (the runtime's dispatcher records one
+/// delivery per binding and calls [`Integrations::handle`] until it
+/// succeeds or its attempts run out).
+pub trait Integrations: Send + Sync + 'static {
+    /// The enabled integration bindings that take `event` of `session_id`.
+    fn takers(&self, session_id: &str, event: &str) -> Vec<String>;
+
+    /// Hands one event, recorded as delivery `delivery_id`, to the
+    /// binding's plugin. Blocking: the plugin may call out over HTTP, so
+    /// callers run it off the async workers. `Err` says why it failed
+    /// (retried later).
+    fn handle(
+        &self,
+        binding_id: &str,
+        delivery_id: &str,
+        envelope: &Envelope,
+    ) -> Result<(), String>;
+}
+
+/// Sends a message on behalf of a plugin, through the send core (message
+/// transforms apply). Blocking: called from a plugin's host call.
+pub trait PluginSender: Send + Sync + 'static {
+    /// Sends `request` from `session_id` under `message_id` (chosen by the
+    /// caller so that an event handled again does not send again: a send
+    /// already made under it answers the same id); answers the message id,
+    /// or why the send was refused.
+    fn send(
+        &self,
+        session_id: &str,
+        request: SendRequest,
+        message_id: &str,
+    ) -> Result<String, String>;
+}

@@ -12,6 +12,7 @@ pub mod event_data;
 pub mod group;
 mod group_settings;
 pub mod hooks;
+pub mod ip_scope;
 pub mod jid;
 pub mod media;
 pub mod message;

@@ -15,6 +15,9 @@ pub enum Hook {
     MessageTransform,
     /// Serves custom blast endpoints.
     BlastEndpoint,
+    /// Handles events off the hot path, from the durable outbox, and may
+    /// call out with the capabilities its binding grants.
+    Integration,
 }
 
 impl Hook {
@@ -24,6 +27,7 @@ impl Hook {
             Hook::EventFilter => "event_filter",
             Hook::MessageTransform => "message_transform",
             Hook::BlastEndpoint => "blast_endpoint",
+            Hook::Integration => "integration",
         }
     }
 }
@@ -102,6 +106,48 @@ pub enum Source {
     Directory,
 }
 
+/// What an integration binding lets its plugin do beyond computing: each
+/// capability is off unless granted, and a call without its grant answers
+/// an error naming it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Grants {
+    /// Outbound HTTP through `wasi:http`, to the listed hosts only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<HttpGrant>,
+    /// Sending messages through the send core, from the sessions the
+    /// binding covers.
+    #[serde(default)]
+    pub send: bool,
+    /// The plugin's private key-value store.
+    #[serde(default)]
+    pub kv: bool,
+    /// Read-only lookups in a session's contacts directory.
+    #[serde(default)]
+    pub contacts: bool,
+}
+
+/// Outbound HTTP an integration may make.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct HttpGrant {
+    /// Hosts it may call: `host` (any port) or `host:port`, compared
+    /// case-insensitively with the request's authority.
+    #[cfg_attr(feature = "openapi", schema(min_items = 1))]
+    pub hosts: Vec<String>,
+    /// Whether private, loopback and link-local addresses may be reached
+    /// (refused by default, as for webhooks).
+    #[serde(default)]
+    pub allow_private: bool,
+    /// Longest wait for a connection, for the first byte of an answer and
+    /// between its frames, in milliseconds (10,000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 300000))]
+    pub timeout_ms: Option<u64>,
+}
+
 /// Where a plugin applies.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -136,6 +182,13 @@ pub struct Binding {
     /// Where it came from: the admin API or a plugin-directory manifest.
     #[serde(default)]
     pub source: Source,
+    /// Integrations only: the events handed to the plugin (`message` when
+    /// absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<Vec<String>>,
+    /// Integrations only: the capabilities granted (none when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grants: Option<Grants>,
 }
 
 fn empty_object() -> Value {
@@ -160,6 +213,17 @@ impl Binding {
     /// delivery, not once before fan-out).
     pub fn is_webhook_scoped(&self) -> bool {
         self.webhooks.is_some()
+    }
+
+    /// Integrations: whether the binding hands `event` of `session_id` to
+    /// its plugin.
+    pub fn takes(&self, session_id: &str, event: &str) -> bool {
+        self.hook == Hook::Integration
+            && self.covers(session_id)
+            && match &self.events {
+                Some(events) => events.iter().any(|e| e == event),
+                None => event == "message",
+            }
     }
 
     /// Whether it applies to deliveries to `webhook_id`.

@@ -1,12 +1,14 @@
 //! Managing bindings: where a plugin applies (hook, order, sessions, for
-//! filters optionally webhooks, configuration, failure policy), validated
-//! against what the plugin implements and what exists.
+//! filters optionally webhooks, for integrations the events and the
+//! capabilities granted, configuration, failure policy), validated against
+//! what the plugin implements and what exists.
 
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::model::Source;
+use super::model::{Grants, Source};
 use super::*;
+use crate::domain::event::EventName;
 
 /// A binding as created or updated through the API.
 #[derive(Debug, Clone, Deserialize)]
@@ -37,6 +39,11 @@ pub struct BindingIn {
     pub failure_policy: Option<FailurePolicy>,
     /// Whether it applies (true).
     pub enabled: Option<bool>,
+    /// Integrations only: the events handed to the plugin (`["message"]`).
+    #[cfg_attr(feature = "openapi", schema(min_items = 1))]
+    pub events: Option<Vec<String>>,
+    /// Integrations only: the capabilities granted (none).
+    pub grants: Option<Grants>,
 }
 
 fn invalid(field: &'static str, message: impl Into<String>) -> PluginError {
@@ -115,6 +122,30 @@ impl Plugins {
             }
             Some(w) => Some(self.check_webhooks(w)?),
         };
+        if b.hook != Hook::Integration {
+            if b.events.is_some() {
+                return Err(invalid(
+                    "events",
+                    "applies to integrations only: other hooks see every event they are called for",
+                ));
+            }
+            if b.grants.is_some() {
+                return Err(invalid(
+                    "grants",
+                    "applies to integrations only: filters, transforms and blast endpoints cannot call out",
+                ));
+            }
+        }
+        let events = b.events.map(check_events).transpose()?;
+        if let Some(http) = b.grants.as_ref().and_then(|g| g.http.as_ref()) {
+            check_hosts(&http.hosts)?;
+            if http.timeout_ms.is_some_and(|t| !(1..=300_000).contains(&t)) {
+                return Err(invalid(
+                    "grants",
+                    "`http.timeout_ms` must be between 1 and 300000",
+                ));
+            }
+        }
         let config = b
             .config
             .unwrap_or_else(|| Value::Object(Default::default()));
@@ -133,6 +164,8 @@ impl Plugins {
             enabled: b.enabled.unwrap_or(true),
             created_at,
             source,
+            events,
+            grants: b.grants,
         })
     }
 
@@ -194,4 +227,47 @@ impl Plugins {
             None => Ok(()),
         }
     }
+}
+
+/// Every name must be an event the gateway publishes; duplicates are dropped.
+fn check_events(events: Vec<String>) -> Result<Vec<String>, PluginError> {
+    if events.is_empty() {
+        return Err(invalid(
+            "events",
+            "must name at least one event (or leave it out for `message`)",
+        ));
+    }
+    let mut out: Vec<String> = Vec::new();
+    for e in events {
+        if EventName::parse(&e).is_none() {
+            return Err(invalid("events", format!("names no event (`{e}`)")));
+        }
+        if !out.contains(&e) {
+            out.push(e);
+        }
+    }
+    Ok(out)
+}
+
+/// Each host is a name or address with an optional port, nothing more.
+fn check_hosts(hosts: &[String]) -> Result<(), PluginError> {
+    if hosts.is_empty() {
+        return Err(invalid(
+            "grants",
+            "`http.hosts` must list at least one host (or leave `http` out)",
+        ));
+    }
+    for h in hosts {
+        let ok = !h.is_empty()
+            && h.len() <= 253
+            && h.parse::<http::uri::Authority>()
+                .is_ok_and(|a| a.as_str() == h && !h.contains('@'));
+        if !ok {
+            return Err(invalid(
+                "grants",
+                format!("`http.hosts` holds `{h}`, which is not a host or host:port"),
+            ));
+        }
+    }
+    Ok(())
 }

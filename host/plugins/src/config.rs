@@ -8,6 +8,9 @@ use std::time::Duration;
 pub struct PluginConfig {
     /// CPU deadline of one call (epoch interruption).
     pub call_timeout: Duration,
+    /// Deadline of one integration call, which may wait on HTTP: the
+    /// plugin is interrupted once it runs again after this long.
+    pub integration_timeout: Duration,
     /// Linear memory cap of one plugin instance, in bytes.
     pub max_memory_bytes: usize,
     /// Size cap of one plugin's key-value store, in bytes (keys plus values).
@@ -27,6 +30,7 @@ impl Default for PluginConfig {
     fn default() -> Self {
         Self {
             call_timeout: Duration::from_millis(50),
+            integration_timeout: Duration::from_secs(30),
             max_memory_bytes: 64 << 20,
             kv_cap_bytes: 1 << 20,
             quarantine_after: 5,

@@ -21,8 +21,10 @@ use std::time::Duration;
 use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
 use wasmtime::{Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Trap};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::config::PluginConfig;
+use super::http_grant::GrantedHttp;
 use super::limits::Limits;
 use super::model::Hook;
 use crate::store::Store;
@@ -43,6 +45,7 @@ enum Pre {
     Filter(v2::filter::EventFilterPluginPre<HostState>),
     Transform(v2::transform::MessageTransformPluginPre<HostState>),
     Blast(v2::blast::BlastEndpointPluginPre<HostState>),
+    Integration(v2::integration::IntegrationPluginPre<HostState>),
 }
 
 impl Pre {
@@ -52,6 +55,7 @@ impl Pre {
             Pre::Filter(p) => Bound::Filter(p.instantiate(store)?),
             Pre::Transform(p) => Bound::Transform(p.instantiate(store)?),
             Pre::Blast(p) => Bound::Blast(p.instantiate(store)?),
+            Pre::Integration(p) => Bound::Integration(p.instantiate(store)?),
         })
     }
 }
@@ -66,6 +70,8 @@ pub enum Bound {
     Transform(v2::transform::MessageTransformPlugin),
     /// World `blast-endpoint-plugin` of 0.2.0.
     Blast(v2::blast::BlastEndpointPlugin),
+    /// World `integration-plugin` of 0.2.0.
+    Integration(v2::integration::IntegrationPlugin),
 }
 
 /// A call on a hook the instance's world does not export: the chains only
@@ -122,6 +128,13 @@ pub struct HostState {
     /// The data of the event a 0.2 filter is deciding on, for its
     /// `event-data` call: shared, not copied, and serialised only when asked.
     pub(super) event_data: Option<Arc<serde_json::Value>>,
+    /// During an integration call: what its binding grants (`None` for the
+    /// other hooks, whose host calls are not restricted).
+    pub(super) call: Option<super::integrations::CallGrants>,
+    /// `wasi:http` for integration plugins.
+    http: WasiHttpCtx,
+    /// Their outbound HTTP, held to the current call's grant.
+    pub(super) http_hooks: GrantedHttp,
     /// Cap of the plugin's key-value store in bytes.
     pub(super) kv_cap: usize,
 }
@@ -131,6 +144,16 @@ impl WasiView for HostState {
         WasiCtxView {
             ctx: &mut self.wasi,
             table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for HostState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.http_hooks,
         }
     }
 }
@@ -185,6 +208,10 @@ impl std::fmt::Display for CallFailure {
 pub struct PluginEngine {
     engine: Engine,
     linker: Linker<HostState>,
+    /// Integration plugins may wait on I/O (their HTTP calls): their
+    /// linker keeps wasmtime-wasi's blocking `wasi:io` and adds
+    /// `wasi:http` and `gateway`. Their calls run off the async workers.
+    integration_linker: Linker<HostState>,
     cfg: PluginConfig,
     stop_ticker: Arc<AtomicBool>,
 }
@@ -219,6 +246,17 @@ impl PluginEngine {
             &mut linker,
             |s| s,
         )?;
+        let mut integration_linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut integration_linker)?;
+        wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut integration_linker)?;
+        v2::filter::EventFilterPlugin::add_to_linker::<HostState, HasSelf<HostState>>(
+            &mut integration_linker,
+            |s| s,
+        )?;
+        v2::gateway::add_to_linker::<HostState, HasSelf<HostState>>(
+            &mut integration_linker,
+            |s| s,
+        )?;
         let stop_ticker = Arc::new(AtomicBool::new(false));
         let (weak, stop) = (engine.weak(), stop_ticker.clone());
         std::thread::Builder::new()
@@ -235,6 +273,7 @@ impl PluginEngine {
         Ok(Self {
             engine,
             linker,
+            integration_linker,
             cfg,
             stop_ticker,
         })
@@ -257,7 +296,11 @@ impl PluginEngine {
         let component = Component::new(&self.engine, bytes)
             .map_err(|e| LoadError::Invalid(format!("the component failed to compile: {e:#}")))?;
         let world = self.world_of(&component)?;
-        let pre = self.linker.instantiate_pre(&component).map_err(|e| {
+        let linker = match world {
+            World::Integration => &self.integration_linker,
+            _ => &self.linker,
+        };
+        let pre = linker.instantiate_pre(&component).map_err(|e| {
             LoadError::IncompatibleWorld(format!(
                 "the component imports something this host does not offer: {e:#}"
             ))
@@ -270,6 +313,9 @@ impl PluginEngine {
                 Pre::Transform(v2::transform::MessageTransformPluginPre::new(pre).map_err(bad)?)
             }
             World::Blast => Pre::Blast(v2::blast::BlastEndpointPluginPre::new(pre).map_err(bad)?),
+            World::Integration => {
+                Pre::Integration(v2::integration::IntegrationPluginPre::new(pre).map_err(bad)?)
+            }
         };
         let loaded = Arc::new(Loaded {
             engine: self.engine.clone(),
@@ -297,6 +343,10 @@ impl PluginEngine {
                 Bound::Blast(p) => {
                     let i = p.switchboard_plugin_meta().call_describe(s)?;
                     Ok((i.name, i.version, vec![Hook::BlastEndpoint]))
+                }
+                Bound::Integration(p) => {
+                    let i = p.switchboard_plugin_meta().call_describe(s)?;
+                    Ok((i.name, i.version, vec![Hook::Integration]))
                 }
             })
             .map_err(|e| LoadError::Invalid(format!("`describe` failed: {e}")))?;
@@ -333,17 +383,22 @@ impl PluginEngine {
             .collect();
         let has = |i: &str, v: &str| exports.contains(&format!("switchboard:plugin/{i}@{v}"));
         if has("meta", "0.2.0") {
-            let worlds: Vec<World> = [World::Filter, World::Transform, World::Blast]
-                .into_iter()
-                .filter(|w| has(w.hook_interface(), "0.2.0"))
-                .collect();
+            let worlds: Vec<World> = [
+                World::Filter,
+                World::Transform,
+                World::Blast,
+                World::Integration,
+            ]
+            .into_iter()
+            .filter(|w| has(w.hook_interface(), "0.2.0"))
+            .collect();
             return match worlds.as_slice() {
                 [one] => Ok(*one),
                 [] => Err(LoadError::IncompatibleWorld(format!(
-                    "the component exports `meta` of `{WORLD_V2}` but none of its hooks; build it for one world: event-filter-plugin, message-transform-plugin or blast-endpoint-plugin"
+                    "the component exports `meta` of `{WORLD_V2}` but none of its hooks; build it for one world: event-filter-plugin, message-transform-plugin, blast-endpoint-plugin or integration-plugin"
                 ))),
                 _ => Err(LoadError::IncompatibleWorld(format!(
-                    "the component exports several hooks of `{WORLD_V2}`; a 0.2 plugin targets one world (event-filter-plugin, message-transform-plugin or blast-endpoint-plugin): upload one component per hook"
+                    "the component exports several hooks of `{WORLD_V2}`; a 0.2 plugin targets one world (event-filter-plugin, message-transform-plugin, blast-endpoint-plugin or integration-plugin): upload one component per hook"
                 ))),
             };
         }
@@ -367,10 +422,10 @@ impl PluginEngine {
             .cloned();
         let why = match found {
             Some(other) => format!(
-                "the component targets a world version this host does not serve (it exports `{other}`); this host serves `{WORLD_V2}` (event-filter-plugin, message-transform-plugin, blast-endpoint-plugin) and `{WORLD_V1}` world `plugin`"
+                "the component targets a world version this host does not serve (it exports `{other}`); this host serves `{WORLD_V2}` (event-filter-plugin, message-transform-plugin, blast-endpoint-plugin, integration-plugin) and `{WORLD_V1}` world `plugin`"
             ),
             None => format!(
-                "the component exports no world this host serves: `{WORLD_V2}` (event-filter-plugin, message-transform-plugin, blast-endpoint-plugin) or `{WORLD_V1}` world `plugin` (missing: {}; it exports: {})",
+                "the component exports no world this host serves: `{WORLD_V2}` (event-filter-plugin, message-transform-plugin, blast-endpoint-plugin, integration-plugin) or `{WORLD_V1}` world `plugin` (missing: {}; it exports: {})",
                 missing.join(", "),
                 if exports.is_empty() {
                     "nothing".to_owned()
@@ -390,6 +445,7 @@ enum World {
     Filter,
     Transform,
     Blast,
+    Integration,
 }
 
 impl World {
@@ -400,6 +456,7 @@ impl World {
             World::Filter => "event-filter",
             World::Transform => "message-transform",
             World::Blast => "blast-endpoint",
+            World::Integration => "integration",
         }
     }
 
@@ -410,6 +467,7 @@ impl World {
             World::Filter => "switchboard:plugin/event-filter-plugin@0.2.0",
             World::Transform => "switchboard:plugin/message-transform-plugin@0.2.0",
             World::Blast => "switchboard:plugin/blast-endpoint-plugin@0.2.0",
+            World::Integration => "switchboard:plugin/integration-plugin@0.2.0",
         }
     }
 }
@@ -502,6 +560,9 @@ impl Loaded {
             store: self.store.clone(),
             kv_cap: self.cfg.kv_cap_bytes,
             event_data: None,
+            call: None,
+            http: WasiHttpCtx::new(),
+            http_hooks: GrantedHttp::default(),
         };
         let mut store = wasmtime::Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);
@@ -512,7 +573,11 @@ impl Loaded {
     }
 
     fn deadline_ticks(&self) -> u64 {
-        (self.cfg.call_timeout.as_millis() as u64).max(1) + 1
+        let timeout = match self.pre {
+            Pre::Integration(_) => self.cfg.integration_timeout,
+            _ => self.cfg.call_timeout,
+        };
+        (timeout.as_millis() as u64).max(1) + 1
     }
 
     /// Runs one export on the reused instance, with `config` visible to the

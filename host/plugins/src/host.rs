@@ -9,6 +9,7 @@ use super::engine::types::{Contact, LogLevel};
 use super::engine::v1::switchboard::plugin::host::Host;
 use super::engine::v2;
 use crate::domain::contact::StoredContact;
+use crate::domain::plugin::Grants;
 
 /// Longest log line kept from a plugin.
 const MAX_LOG: usize = 2048;
@@ -110,18 +111,29 @@ impl v2::host::Host for HostState {
     }
 
     fn kv_get(&mut self, key: String) -> Option<Vec<u8>> {
+        if !self.granted(|g| g.kv, "kv") {
+            return None;
+        }
         Host::kv_get(self, key)
     }
 
     fn kv_set(&mut self, key: String, value: Vec<u8>) -> Result<(), String> {
+        if !self.granted(|g| g.kv, "kv") {
+            return Err("the binding does not grant `kv` (`grants.kv` is false)".into());
+        }
         Host::kv_set(self, key, value)
     }
 
     fn kv_delete(&mut self, key: String) {
-        Host::kv_delete(self, key);
+        if self.granted(|g| g.kv, "kv") {
+            Host::kv_delete(self, key);
+        }
     }
 
     fn contact(&mut self, session_id: String, jid: String) -> Option<v2::types::Contact> {
+        if !self.granted(|g| g.contacts, "contacts") {
+            return None;
+        }
         Host::contact(self, session_id, jid).map(|c| v2::types::Contact {
             jid: c.jid,
             phone: c.phone,
@@ -137,6 +149,24 @@ impl v2::host::Host for HostState {
             // serde_json's writer, not `Display` (twice as fast on 1 KB).
             Some(data) => serde_json::to_string(data.as_ref()).unwrap_or_else(|_| "{}".into()),
             None => "{}".into(),
+        }
+    }
+}
+
+impl HostState {
+    /// Whether a capability is open to the call in progress: always for
+    /// filters, transforms and blast endpoints (they cannot call out);
+    /// for an integration only when its binding grants it. A refusal the
+    /// interface cannot answer as an error (a lookup answers "none") is
+    /// logged, so the operator sees why.
+    fn granted(&self, grant: impl Fn(&Grants) -> bool, name: &str) -> bool {
+        match &self.call {
+            None => true,
+            Some(call) if grant(&call.grants) => true,
+            Some(_) => {
+                tracing::warn!(plugin = %self.name, capability = name, "an integration plugin used a capability its binding does not grant");
+                false
+            }
         }
     }
 }

@@ -7,6 +7,9 @@
 //!   which contract version), one reused instance per plugin version, the
 //!   epoch deadline.
 //! - `event_record`: the typed event record 0.2 filters receive.
+//! - `integrations`: integration plugins: the calls the outbox dispatcher
+//!   makes, their grants, the `gateway` import; `http_grant`: their
+//!   outbound HTTP, held to the grant.
 //! - [`host`]: the imports a plugin may call.
 //! - `limits`: the memory cap of a store, and telling out-of-memory traps.
 //! - [`model`]: plugins and bindings as stored.
@@ -28,6 +31,8 @@ mod event_record;
 mod filters;
 mod hooks;
 pub mod host;
+mod http_grant;
+mod integrations;
 mod limits;
 pub mod manifest;
 pub use crate::domain::plugin as model;
@@ -130,6 +135,9 @@ struct Inner {
     directory: Mutex<directory::DirState>,
     /// Serializes admin changes.
     admin: Mutex<()>,
+    /// How integration plugins send, while wired in (the send core holds
+    /// the registry too: the link is cut at shutdown so both can drop).
+    sender: RwLock<Option<Arc<dyn crate::domain::hooks::PluginSender>>>,
 }
 
 /// The plugin registry; cheap to clone.
@@ -160,6 +168,7 @@ impl Plugins {
                 dir_bindings: RwLock::new(HashMap::new()),
                 directory: Mutex::new(directory::DirState::default()),
                 admin: Mutex::new(()),
+                sender: RwLock::new(None),
             }),
         };
         let mut loaded = 0;

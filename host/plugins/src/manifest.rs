@@ -22,7 +22,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::BindingIn;
-use super::model::{FailurePolicy, Hook};
+use super::model::{FailurePolicy, Grants, Hook};
 
 /// Longest manifest file stem (it becomes part of the plugin id).
 const MAX_STEM: usize = 64;
@@ -58,6 +58,11 @@ pub struct ManifestBinding {
     pub failure_policy: Option<FailurePolicy>,
     /// Whether it applies (true).
     pub enabled: Option<bool>,
+    /// Integrations only: the events handed to the plugin (`["message"]`).
+    pub events: Option<Vec<String>>,
+    /// Integrations only: the capabilities granted (a `[binding.grants]`
+    /// table; none when absent).
+    pub grants: Option<Grants>,
 }
 
 impl ManifestBinding {
@@ -72,6 +77,8 @@ impl ManifestBinding {
             config: self.config,
             failure_policy: self.failure_policy,
             enabled: self.enabled,
+            events: self.events,
+            grants: self.grants,
         }
     }
 }

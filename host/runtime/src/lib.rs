@@ -10,6 +10,8 @@
 //! - [`scheduler`]: sends stored for a later `send_at` and the task that sends them
 //! - [`blast`]: paced bulk sends and the one worker that sends them
 //! - [`webhooks`]: signed delivery, retries, dead letters, suspension
+//! - [`integrations`]: integration plugins' deliveries from the durable
+//!   outbox, retried and dead-lettered like a webhook's
 //! - [`media`]: inbound media downloaded and kept, uploads, retention
 //! - [`liveness`]: whether each background worker runs (for `/readyz`)
 //! - [`counters`]: the counters these parts bump, each registered by its owner
@@ -21,6 +23,7 @@ pub mod blast;
 pub mod chats;
 pub mod counters;
 pub mod events;
+pub mod integrations;
 pub mod liveness;
 pub mod media;
 pub mod messages;

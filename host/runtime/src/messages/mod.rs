@@ -3,13 +3,16 @@
 //! checks the session can send, paces the ordinary sends (`pacing.rs`: the
 //! API's and the broker's; blasts and the scheduler pace themselves), hands
 //! the validated request to the network, and stores the message record.
-//! Nothing else calls [`crate::network::NetworkSession::send`].
+//! Nothing else calls [`crate::network::NetworkSession::send`]; integration
+//! plugins reach it through `plugin_sends.rs`.
 
 mod failure;
 mod pacing;
+mod plugin_sends;
 
 pub use failure::SendFailure;
 pub use pacing::{Pacer, PacingConfig, PacingMode, retry_after_secs};
+pub use plugin_sends::PluginSends;
 
 use std::sync::Arc;
 use std::time::Duration;

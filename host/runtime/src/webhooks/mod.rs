@@ -125,12 +125,13 @@ impl Webhooks {
             .map(|(k, v)| (k, Arc::from(v)))
             .collect();
         let dispatcher = Dispatcher::new(config.clone(), store.clone(), client, cancel, tasks);
-        // The outbox also holds the broker's rows; those resume there.
+        // The outbox also holds the broker's and the integrations' rows;
+        // those resume there.
         let (pending, others) = store.outbox_of(is_webhook_url)?;
         if others > 0 {
             tracing::info!(
                 events = others,
-                "events owed to NATS are kept in the outbox: they are published while the gateway runs with --nats-url"
+                "events owed to NATS or integration plugins are kept in the outbox: they resume with those"
             );
         }
         if !pending.is_empty() {

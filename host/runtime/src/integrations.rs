@@ -1,0 +1,328 @@
+//! Integration plugins' deliveries: one more destination of the durable
+//! outbox. Every event an integration binding takes is recorded with the
+//! event (one row per binding, destination `plugin:<binding id>`), then
+//! handed to the plugin in sequence order, one at a time per binding, on
+//! the blocking pool (the plugin may wait on HTTP). A success removes the
+//! row; a failure is recorded (attempts, next attempt, error) and retried
+//! after a doubling pause, and once the attempts run out the row moves to
+//! its session's dead-letter queue in the same transaction. A restart
+//! resumes every row the outbox still holds. Each binding has its own
+//! worker, so a plugin waiting on a hung endpoint holds back only its own
+//! events.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::domain::event::Envelope;
+use crate::domain::hooks::Integrations;
+use crate::domain::time::unix_now_ms;
+use crate::domain::webhook::PendingDelivery;
+use crate::store::{NewDelivery, OutboxKey, Store, StoreResult};
+use bytes::Bytes;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::events::{Outbox, OutboxLimits};
+
+/// The outbox destination of every integration delivery starts with this.
+pub const URL_SCHEME: &str = "plugin:";
+
+/// How integration deliveries are retried.
+#[derive(Debug, Clone)]
+pub struct IntegrationConfig {
+    /// The pause after the first failed attempt; it doubles after each.
+    pub retry_base: Duration,
+    /// The longest pause between attempts.
+    pub retry_max: Duration,
+    /// Attempts before a delivery is dead-lettered.
+    pub max_attempts: u32,
+}
+
+impl Default for IntegrationConfig {
+    fn default() -> Self {
+        Self {
+            retry_base: Duration::from_secs(1),
+            retry_max: Duration::from_secs(300),
+            max_attempts: 8,
+        }
+    }
+}
+
+impl IntegrationConfig {
+    /// The pause after `failures` failed attempts.
+    pub fn backoff(&self, failures: u32) -> Duration {
+        let factor = 2u32.saturating_pow(failures.saturating_sub(1).min(20));
+        self.retry_base.saturating_mul(factor).min(self.retry_max)
+    }
+}
+
+/// One delivery owed to a binding.
+#[derive(Debug, Clone)]
+struct Owed {
+    key: OutboxKey,
+    delivery: PendingDelivery,
+    payload: Bytes,
+}
+
+/// A binding's deliveries, in sequence order, and whether its worker runs.
+#[derive(Debug, Default)]
+struct Lane {
+    owed: BTreeMap<(u64, String), Owed>,
+    working: bool,
+}
+
+struct Inner {
+    hooks: Arc<dyn Integrations>,
+    store: Store,
+    limits: OutboxLimits,
+    config: IntegrationConfig,
+    lanes: Mutex<HashMap<String, Lane>>,
+    cancel: CancellationToken,
+    tasks: TaskTracker,
+}
+
+/// The integration deliveries; cheap to clone.
+#[derive(Clone)]
+pub struct IntegrationOutbox {
+    inner: Arc<Inner>,
+}
+
+impl IntegrationOutbox {
+    /// The dispatcher, with the deliveries the outbox still holds resumed.
+    pub fn start(
+        hooks: Arc<dyn Integrations>,
+        store: Store,
+        limits: OutboxLimits,
+        config: IntegrationConfig,
+        cancel: CancellationToken,
+        tasks: TaskTracker,
+    ) -> StoreResult<Self> {
+        let this = Self {
+            inner: Arc::new(Inner {
+                hooks,
+                store,
+                limits,
+                config,
+                lanes: Mutex::new(HashMap::new()),
+                cancel,
+                tasks,
+            }),
+        };
+        let (rows, _) = this
+            .inner
+            .store
+            .outbox_of(|url| url.starts_with(URL_SCHEME))?;
+        if !rows.is_empty() {
+            tracing::info!(deliveries = rows.len(), "resuming integration deliveries");
+        }
+        for row in rows {
+            this.owe(Owed {
+                key: row.key,
+                delivery: row.delivery,
+                payload: row.payload,
+            });
+        }
+        Ok(this)
+    }
+
+    fn lanes(&self) -> std::sync::MutexGuard<'_, HashMap<String, Lane>> {
+        self.inner.lanes.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Queues a delivery and starts its binding's worker if it is idle.
+    fn owe(&self, owed: Owed) {
+        let binding = owed.key.url[URL_SCHEME.len()..].to_owned();
+        let start = {
+            let mut lanes = self.lanes();
+            let lane = lanes.entry(binding.clone()).or_default();
+            lane.owed
+                .insert((owed.key.seq, owed.key.delivery_id.clone()), owed);
+            !std::mem::replace(&mut lane.working, true)
+        };
+        if start {
+            let this = self.clone();
+            self.inner
+                .tasks
+                .spawn(async move { this.work(binding).await });
+        }
+    }
+
+    /// The next delivery of `binding`, or `None` (and the worker stops).
+    fn next(&self, binding: &str) -> Option<Owed> {
+        let mut lanes = self.lanes();
+        let lane = lanes.get_mut(binding)?;
+        match lane.owed.first_key_value() {
+            Some((_, owed)) => Some(owed.clone()),
+            None => {
+                lanes.remove(binding);
+                None
+            }
+        }
+    }
+
+    fn done(&self, binding: &str, key: &OutboxKey) {
+        if let Some(lane) = self.lanes().get_mut(binding) {
+            lane.owed.remove(&(key.seq, key.delivery_id.clone()));
+        }
+    }
+
+    /// Hands `binding` its deliveries one at a time until none is left.
+    async fn work(self, binding: String) {
+        while let Some(mut owed) = self.next(&binding) {
+            if self.inner.cancel.is_cancelled() {
+                return;
+            }
+            let wait = owed.delivery.next_attempt_at - unix_now_ms();
+            if wait > 0 && !self.pause(Duration::from_millis(wait as u64)).await {
+                return;
+            }
+            // A stop does not wait on a plugin waiting on HTTP: the
+            // delivery stays in the outbox and is handed over again after
+            // the restart (at least once).
+            let outcome = tokio::select! {
+                outcome = self.attempt(&binding, &owed) => outcome,
+                _ = self.inner.cancel.cancelled() => return,
+            };
+            match outcome {
+                Ok(()) => {
+                    self.inner.store.remove_outbox_later(vec![owed.key.clone()]);
+                    self.done(&binding, &owed.key);
+                }
+                Err(why) => {
+                    owed.delivery.attempts += 1;
+                    let attempts = owed.delivery.attempts;
+                    tracing::warn!(binding = %binding, delivery = %owed.key.delivery_id, attempts, error = %why, "an integration plugin failed an event");
+                    if attempts >= self.inner.config.max_attempts {
+                        let dead = self
+                            .inner
+                            .store
+                            .outbox_dead_letter(
+                                owed.key.clone(),
+                                attempts,
+                                why,
+                                self.inner.limits.dlq_capacity,
+                            )
+                            .await;
+                        if let Err(e) = dead {
+                            tracing::error!(error = %e, "could not dead-letter an integration delivery");
+                        }
+                        self.done(&binding, &owed.key);
+                        continue;
+                    }
+                    let pause = self.inner.config.backoff(attempts);
+                    let next_at = unix_now_ms() + pause.as_millis() as i64;
+                    let kept = self
+                        .inner
+                        .store
+                        .outbox_reschedule(owed.key.clone(), attempts, next_at, why.clone())
+                        .await;
+                    match kept {
+                        // Gone: its session was deleted meanwhile.
+                        Ok(false) => self.done(&binding, &owed.key),
+                        Ok(true) | Err(_) => {
+                            if let Some(lane) = self.lanes().get_mut(&binding)
+                                && let Some(o) = lane
+                                    .owed
+                                    .get_mut(&(owed.key.seq, owed.key.delivery_id.clone()))
+                            {
+                                o.delivery.attempts = attempts;
+                                o.delivery.next_attempt_at = next_at;
+                                o.delivery.last_error = Some(why);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// One attempt, on the blocking pool.
+    async fn attempt(&self, binding: &str, owed: &Owed) -> Result<(), String> {
+        let envelope: Envelope = serde_json::from_slice(&owed.payload)
+            .map_err(|e| format!("the recorded event is not readable: {e}"))?;
+        let (hooks, binding, delivery) = (
+            self.inner.hooks.clone(),
+            binding.to_owned(),
+            owed.key.delivery_id.clone(),
+        );
+        tokio::task::spawn_blocking(move || hooks.handle(&binding, &delivery, &envelope))
+            .await
+            .unwrap_or_else(|e| Err(format!("the call panicked: {e}")))
+    }
+
+    /// Sleeps `d`; `false` when the gateway stops first.
+    async fn pause(&self, d: Duration) -> bool {
+        tokio::select! {
+            _ = tokio::time::sleep(d) => true,
+            _ = self.inner.cancel.cancelled() => false,
+        }
+    }
+
+    /// Deliveries still owed, over every binding.
+    pub fn pending(&self) -> usize {
+        self.lanes().values().map(|l| l.owed.len()).sum()
+    }
+}
+
+impl Outbox for IntegrationOutbox {
+    fn claims(&self, url: &str) -> bool {
+        url.starts_with(URL_SCHEME)
+    }
+
+    fn plan(&self, envelope: &Arc<Envelope>, json: &Bytes) -> Vec<NewDelivery> {
+        self.inner
+            .hooks
+            .takers(&envelope.session_id, envelope.event.as_str())
+            .into_iter()
+            .map(|binding| NewDelivery {
+                delivery: PendingDelivery {
+                    delivery_id: uuid::Uuid::new_v4().to_string(),
+                    session_id: envelope.session_id.clone(),
+                    webhook_id: None,
+                    url: format!("{URL_SCHEME}{binding}"),
+                    secret: None,
+                    signature_scheme: Default::default(),
+                    event: envelope.event.as_str().to_owned(),
+                    attempts: 0,
+                    next_attempt_at: 0,
+                    last_error: None,
+                    created_at: unix_now_ms(),
+                    probe: false,
+                    replayed: false,
+                },
+                payload: json.clone(),
+            })
+            .collect()
+    }
+
+    fn limits(&self) -> OutboxLimits {
+        self.inner.limits
+    }
+
+    fn release(&self, seq: u64, deliveries: Vec<NewDelivery>, evicted: Vec<OutboxKey>) {
+        if !evicted.is_empty() {
+            tracing::warn!(
+                deliveries = evicted.len(),
+                "an integration's backlog is full: its oldest deliveries were dead-lettered (backlog_full)"
+            );
+            let mut lanes = self.lanes();
+            for key in &evicted {
+                if let Some(lane) = lanes.get_mut(&key.url[URL_SCHEME.len()..]) {
+                    lane.owed.remove(&(key.seq, key.delivery_id.clone()));
+                }
+            }
+        }
+        for d in deliveries {
+            self.owe(Owed {
+                key: OutboxKey {
+                    url: d.delivery.url.clone(),
+                    seq,
+                    delivery_id: d.delivery.delivery_id.clone(),
+                },
+                delivery: d.delivery,
+                payload: d.payload,
+            });
+        }
+    }
+}
