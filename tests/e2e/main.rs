@@ -19,6 +19,7 @@ mod contacts_support;
 mod crash_blast_cancel;
 mod crash_blasts;
 mod crash_intake;
+mod crash_integration;
 mod crash_scheduled;
 mod crash_sends;
 mod errors;

@@ -1,10 +1,11 @@
 //! Integration plugins' deliveries: one more destination of the durable
 //! outbox. Every event an integration binding takes is recorded with the
 //! event (one row per binding, destination `plugin:<binding id>`), then
-//! handed to the plugin in sequence order, one at a time per binding, on
-//! the blocking pool (the plugin may wait on HTTP). A success removes the
-//! row; a failure is recorded (attempts, next attempt, error) and retried
-//! after a doubling pause, and once the attempts run out the row moves to
+//! handed to the plugin one at a time per binding, on the blocking pool
+//! (the plugin may wait on HTTP): first attempts in sequence order, as
+//! webhooks get theirs. A success removes the row; a failure is recorded
+//! (attempts, next attempt, error) and retried after a doubling pause while
+//! the later events go on, and once the attempts run out the row moves to
 //! its session's dead-letter queue in the same transaction. A restart
 //! resumes every row the outbox still holds. Each binding has its own
 //! worker, so a plugin waiting on a hung endpoint holds back only its own
@@ -63,6 +64,14 @@ struct Owed {
     key: OutboxKey,
     delivery: PendingDelivery,
     payload: Bytes,
+}
+
+/// What a binding's worker does next.
+enum Next {
+    /// Hand this delivery over.
+    Due(Box<Owed>),
+    /// Nothing is due before this time (Unix ms).
+    At(i64),
 }
 
 /// A binding's deliveries, in sequence order, and whether its worker runs.
@@ -148,17 +157,30 @@ impl IntegrationOutbox {
         }
     }
 
-    /// The next delivery of `binding`, or `None` (and the worker stops).
-    fn next(&self, binding: &str) -> Option<Owed> {
+    /// The first delivery of `binding` that is due, or when the earliest
+    /// one will be; `None` when nothing is owed (and the worker stops).
+    fn next(&self, binding: &str) -> Option<Next> {
         let mut lanes = self.lanes();
         let lane = lanes.get_mut(binding)?;
-        match lane.owed.first_key_value() {
-            Some((_, owed)) => Some(owed.clone()),
-            None => {
-                lanes.remove(binding);
-                None
-            }
+        if lane.owed.is_empty() {
+            lanes.remove(binding);
+            return None;
         }
+        let now = unix_now_ms();
+        if let Some(due) = lane
+            .owed
+            .values()
+            .find(|o| o.delivery.next_attempt_at <= now)
+        {
+            return Some(Next::Due(Box::new(due.clone())));
+        }
+        let at = lane
+            .owed
+            .values()
+            .map(|o| o.delivery.next_attempt_at)
+            .min()
+            .unwrap_or(now);
+        Some(Next::At(at))
     }
 
     fn done(&self, binding: &str, key: &OutboxKey) {
@@ -169,14 +191,22 @@ impl IntegrationOutbox {
 
     /// Hands `binding` its deliveries one at a time until none is left.
     async fn work(self, binding: String) {
-        while let Some(mut owed) = self.next(&binding) {
+        while let Some(next) = self.next(&binding) {
             if self.inner.cancel.is_cancelled() {
                 return;
             }
-            let wait = owed.delivery.next_attempt_at - unix_now_ms();
-            if wait > 0 && !self.pause(Duration::from_millis(wait as u64)).await {
-                return;
-            }
+            let mut owed = match next {
+                Next::Due(owed) => *owed,
+                Next::At(at) => {
+                    // Nothing due yet: wait for the earliest retry, or for
+                    // a new event (released into the lane meanwhile).
+                    let wait = (at - unix_now_ms()).clamp(1, 250);
+                    if !self.pause(Duration::from_millis(wait as u64)).await {
+                        return;
+                    }
+                    continue;
+                }
+            };
             // A stop does not wait on a plugin waiting on HTTP: the
             // delivery stays in the outbox and is handed over again after
             // the restart (at least once).
