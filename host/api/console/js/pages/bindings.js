@@ -1,13 +1,23 @@
 // Plugin bindings: which plugin runs on which hook, for which sessions,
-// with what configuration and failure policy. Create, enable or disable,
-// delete.
+// with what configuration and failure policy (and, for integrations, the
+// capabilities granted). Create, enable or disable, delete.
 
 import { del, get, post, put, seg } from '../api.js';
 import { button, field, form, h, input, refresh, replace, select, table, td } from '../dom.js';
 import { every } from '../poll.js';
 import { attempt, badge, card, empty, notify } from '../ui.js';
 
-const HOOKS = ['event_filter', 'message_transform', 'blast_endpoint'];
+const HOOKS = ['event_filter', 'message_transform', 'blast_endpoint', 'integration'];
+
+/** What an integration binding grants, in a few words ("" for other hooks). */
+function grantsText(b) {
+  if (b.hook !== 'integration') return '';
+  const g = b.grants || {};
+  const parts = [];
+  if (g.http) parts.push(`http: ${g.http.hosts.join(', ')}`);
+  for (const k of ['send', 'kv', 'contacts']) if (g[k]) parts.push(k);
+  return parts.length ? parts.join('; ') : 'no grants';
+}
 
 /** The bindings card. Returns `{el, stop, plugins(list)}`; `plugins` feeds it the current plugins. */
 export function bindingsSection() {
@@ -16,6 +26,7 @@ export function bindingsSection() {
   const pluginSelect = select('plugin_id', [], '', { required: true });
   const hookSelect = select('hook', HOOKS, 'event_filter');
   const config = h('textarea', { name: 'config', rows: 3, class: 'mono', placeholder: '{"keywords": ["order"], "mode": "keep"}' });
+  const grants = h('textarea', { name: 'grants', rows: 2, class: 'mono', placeholder: '{"http": {"hosts": ["bots.example.com"]}, "send": true}' });
 
   const load = async () => {
     const res = await attempt('Loading bindings', () => get('/plugins/bindings'));
@@ -25,17 +36,24 @@ export function bindingsSection() {
       ? empty('No bindings: an uploaded plugin runs only once it is bound to a hook.')
       : table(['Plugin', 'Hook', 'Sessions', 'Config', 'On failure', 'State', ''], res.bindings, (b) => h('tr', { dataset: { binding: b.id } },
       td('Plugin', name(b.plugin_id)),
-      td('Hook', b.hook),
+      td('Hook', b.hook === 'integration' ? h('span', {}, b.hook, h('br'), h('small', { class: 'grants', text: grantsText(b) })) : b.hook),
       td('Sessions', b.sessions ? b.sessions.join(', ') : 'all'),
       td('Config', h('code', { class: 'config', text: JSON.stringify(b.config) })),
       td('On failure', b.failure_policy.replace('_', ' ')),
       td('State', badge(b.enabled ? 'active' : 'off', b.enabled ? 'enabled' : 'disabled')),
       td('', h('div', { class: 'actions' },
         button(b.enabled ? 'Disable' : 'Enable', async () => {
+          // Everything the binding holds goes back, so a toggle changes
+          // nothing else (webhook scope, an integration's events and grants).
           const body = {
             plugin_id: b.plugin_id, hook: b.hook, order: b.order, sessions: b.sessions,
-            config: b.config, failure_policy: b.failure_policy, enabled: !b.enabled,
+            webhooks: b.webhooks ?? null, config: b.config, failure_policy: b.failure_policy,
+            enabled: !b.enabled,
           };
+          if (b.hook === 'integration') {
+            body.events = b.events ?? null;
+            body.grants = b.grants ?? null;
+          }
           if (await attempt('Changing the binding', () => put(`/plugins/bindings/${seg(b.id)}`, body))) await load();
         }),
         button('Delete', async () => {
@@ -61,6 +79,14 @@ export function bindingsSection() {
       plugin_id: v.plugin_id, hook: v.hook, config: parsed, failure_policy: v.failure_policy,
       order: Number(v.order || 0), sessions: sessions.length ? sessions : null,
     };
+    if (v.hook === 'integration' && (v.grants || '').trim()) {
+      try {
+        body.grants = JSON.parse(v.grants);
+      } catch (e) {
+        await attempt('Reading the grants', () => { throw new Error(`The grants are not JSON: ${e.message}`); });
+        return;
+      }
+    }
     if (await attempt('Binding the plugin', () => post('/plugins/bindings', body))) {
       notify('Binding created');
       await load();
@@ -74,6 +100,7 @@ export function bindingsSection() {
     field('Sessions', input('sessions', { placeholder: 'all' }), 'Comma-separated ids; empty for every session.'),
     field('Order', input('order', { type: 'number', value: 0, inputmode: 'numeric' }), 'Lower runs first.')),
   field('Configuration (JSON)', config, 'What the plugin reads with config().'),
+  field('Grants (JSON, integrations only)', grants, 'What an integration may do: http hosts, send, kv, contacts. Nothing when empty.'),
   h('button', { type: 'submit', class: 'btn btn-primary', text: 'Bind plugin' }));
 
   return {
