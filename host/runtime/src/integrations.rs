@@ -191,6 +191,17 @@ impl IntegrationOutbox {
 
     /// Hands `binding` its deliveries one at a time until none is left.
     async fn work(self, binding: String) {
+        self.drain(&binding).await;
+        // Idle: what was handled leaves the outbox now, not with the next
+        // event write (a crash before it would hand those events again).
+        if let Err(e) = self.inner.store.flush_outbox_removals().await {
+            tracing::warn!(error = %e, "could not remove handled integration deliveries from the outbox");
+        }
+    }
+
+    /// Hands over what `binding` is owed until nothing is left.
+    async fn drain(&self, binding: &str) {
+        let binding = binding.to_owned();
         while let Some(next) = self.next(&binding) {
             if self.inner.cancel.is_cancelled() {
                 return;
