@@ -1,7 +1,8 @@
-//! Builds the two filter plugins the benchmark binds (`keyword-router` and
-//! `redactor`) from `plugins/` for `wasm32-wasip2`, the same way
-//! `tests/build.rs` does (into `target/plugins`, the plugins workspace's own
-//! target directory), and exposes their paths as `BENCH_PLUGIN_<NAME>`.
+//! Builds the filter plugins the benchmark binds (`keyword-router` and
+//! `redactor` of contract 0.1, `keyword-filter` of 0.2) from `plugins/` for
+//! `wasm32-wasip2`, the same way `tests/build.rs` does (into
+//! `target/plugins`, the plugins workspace's own target directory), and
+//! exposes their paths as `BENCH_PLUGIN_<NAME>`.
 
 use std::env;
 use std::path::PathBuf;
@@ -10,6 +11,7 @@ use std::process::Command;
 const PLUGINS: &[(&str, &str)] = &[
     ("keyword-router", "KEYWORD_ROUTER"),
     ("redactor", "REDACTOR"),
+    ("keyword-filter", "KEYWORD_FILTER"),
 ];
 const TARGET: &str = "wasm32-wasip2";
 

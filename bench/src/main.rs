@@ -14,6 +14,7 @@ mod ceilings;
 mod gateway;
 mod load;
 mod nats_server;
+mod p1_inject;
 mod p1_pipeline;
 mod p2_plugins;
 mod p3_rest;
@@ -25,12 +26,18 @@ mod stats;
 
 use std::time::{Duration, Instant};
 
+use anyhow::Context;
+use p1_inject::Source;
+use p1_pipeline::Chain;
 use stats::{Goal, Row, ms};
 
 /// The keyword-router component (`plugins/keyword-router`), built by build.rs.
 pub const KEYWORD_ROUTER: &str = env!("BENCH_PLUGIN_KEYWORD_ROUTER");
 /// The redactor component (`plugins/redactor`), built by build.rs.
 pub const REDACTOR: &str = env!("BENCH_PLUGIN_REDACTOR");
+/// The keyword-filter component (`plugins/keyword-filter`, contract 0.2),
+/// built by build.rs.
+pub const KEYWORD_FILTER: &str = env!("BENCH_PLUGIN_KEYWORD_FILTER");
 
 /// How long and how large the run is.
 struct Plan {
@@ -126,39 +133,37 @@ async fn run(plan: &Plan, server: tokio::runtime::Handle) -> anyhow::Result<Vec<
     if plan.runs("p1") {
         eprintln!("P1: inbound pipeline …");
         let mut fx = p1_pipeline::Fixture::new(&gw, &receiver).await?;
+        let in_process = Source::Sim {
+            sim: gw.sim().context("the benchmark gateway runs the sim")?,
+            runtime: server.clone(),
+        };
+        let over_http = Source::Http {
+            http: Box::new(http.clone()),
+            base: gw.base().to_owned(),
+        };
         // One unmeasured run first: the database file grows from empty and
         // the connections open, which a gateway in service has long done.
-        fx.run(&gw, &http, &receiver, plan.load_for, plan.load_for)
+        fx.run(&in_process, &gw, &receiver, plan.load_for, plan.load_for)
             .await?;
-        for (filters, target) in [(0, Some(0.40)), (1, None), (3, Some(0.35))] {
-            fx.bind(&gw, filters).await?;
+        // The targets hold for events as the network delivers them, with
+        // filters of the current contract; the HTTP-injected runs (with the
+        // 0.1 filters they always had) stay beside them for information.
+        let configurations = [
+            (&in_process, Chain::None, Some(0.40), true),
+            (&in_process, Chain::OneV2, None, true),
+            (&in_process, Chain::ThreeV2, Some(0.35), true),
+            (&over_http, Chain::None, None, false),
+            (&over_http, Chain::OneV1, None, false),
+            (&over_http, Chain::ThreeV1, None, false),
+        ];
+        for (source, chain, target, headline) in configurations {
+            let what = format!("{}, {}", source.label(), chain.label());
+            eprintln!("  {what} …");
+            fx.bind(&gw, chain).await?;
             let p = fx
-                .run(&gw, &http, &receiver, plan.load_for, plan.load_for)
+                .run(source, &gw, &receiver, plan.load_for, plan.load_for)
                 .await?;
-            let name = format!("P1 pipeline, {filters} filter(s): events/s");
-            rows.push(match target {
-                Some(t) => Row::ratio(&name, p.rate, "ev/s", raw.rate(), t),
-                None => Row::absolute(&name, p.rate, "ev/s", Goal::Info, 0.0)
-                    .with_ceiling(raw.rate(), "ev/s"),
-            });
-            rows.push(Row::absolute(
-                &format!(
-                    "P1 {filters} filter(s): p99 inject→receipt at {:.0}/s (p50 {:.2} ms)",
-                    p.paced,
-                    ms(p.p50)
-                ),
-                ms(p.p99),
-                "ms",
-                Goal::AtMost,
-                10.0,
-            ));
-            rows.push(Row::absolute(
-                &format!("P1 {filters} filter(s): inbound records stored per commit"),
-                p.writes_per_commit,
-                "",
-                Goal::Info,
-                0.0,
-            ));
+            rows.extend(p.rows(&what, raw.rate(), target, headline));
         }
     }
     if plan.runs("p2") {

@@ -1,34 +1,76 @@
-//! P1, the inbound pipeline: messages injected through the sim's control API
-//! (`POST /sim/sessions/{id}/inbound`) → intake → envelope → plugin filters →
-//! signed webhook deliveries to the benchmark's receiver. Throughput is
-//! measured closed-loop ([`INJECTORS`] injectors as fast as they are answered, never
-//! more than [`WINDOW`] events ahead of the deliveries, until every delivery
-//! has arrived); latency open-loop at half that rate, from the moment an
-//! injection is sent to the moment its delivery arrives.
+//! P1, the inbound pipeline: messages delivered to a session (by a
+//! [`Source`]: the sim network in process, or its control API over HTTP) →
+//! intake → envelope → plugin filters → signed webhook deliveries to the
+//! benchmark's receiver. Throughput is measured closed-loop ([`INJECTORS`]
+//! injections in flight, each answered once stored, never more than
+//! [`WINDOW`] events ahead of the deliveries, until every delivery has
+//! arrived); latency open-loop at half that rate, from the moment an
+//! injection starts to the moment its delivery arrives.
+//!
+//! The filter chains are [`Chain`]s: none, one filter, or three that keep
+//! every benchmark message, in the 0.1 contract (keyword-router, redactor)
+//! or the 0.2 one (keyword-filter). The in-process runs, which carry the
+//! targets, bind 0.2 filters; the HTTP-injected runs keep the 0.1 chains
+//! they were measured with before, for comparison with earlier figures. The
+//! 0.1 three-filter chain is kept: it is one configuration of seven (about
+//! 6 s of a 50 s full section), not a doubling.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
-use bytes::Bytes;
-use http_body_util::Full;
-use hyper::header;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use crate::gateway::{Gateway, TOKEN};
-use crate::load::{Http, send};
-use crate::receiver::Receiver;
-use crate::stats::Samples;
+use crate::gateway::Gateway;
+use crate::p1_inject::Source;
+use crate::receiver::{Receiver, SLOTS};
+use crate::stats::{Goal, Row, Samples, ms};
 
 /// The session the pipeline runs on.
 const SESSION: &str = "p1";
-/// Concurrent injectors of the throughput run.
+/// Injections in flight in the throughput run. Each waits for its store
+/// commit, so fewer would measure the commit's round trip, not the pipeline.
 const INJECTORS: usize = 128;
 /// Most events injected but not yet delivered in the throughput run: the
 /// gateway's per-URL backlog (`WEBHOOK_BACKLOG_LIMIT`, 10,000 by default)
 /// dead-letters its oldest deliveries past it, so an unbounded burst would
 /// measure the backlog, not the pipeline.
-const WINDOW: u64 = 2_000;
+const WINDOW: usize = 2_000;
+/// Most message ids one configuration's throughput run uses, so that every
+/// configuration of a run finds receiver slots left (far above any rate
+/// reached in a 3 s run).
+const IDS_PER_RUN: usize = SLOTS / 16;
+
+/// The filters bound for one configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Chain {
+    /// No filter.
+    None,
+    /// One 0.1 keyword-router keeping messages with "order".
+    OneV1,
+    /// The 0.1 chain: keyword-router, redactor (which rewrites the data
+    /// only when it holds a long digit run, never here), keyword-router
+    /// dropping a word never sent.
+    ThreeV1,
+    /// One 0.2 keyword-filter keeping messages with "order".
+    OneV2,
+    /// Three 0.2 keyword-filters, each keeping messages with "order".
+    ThreeV2,
+}
+
+impl Chain {
+    /// How the table names it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Chain::None => "0 filters",
+            Chain::OneV1 => "1 filter (0.1)",
+            Chain::ThreeV1 => "3 filters (0.1)",
+            Chain::OneV2 => "1 filter (0.2)",
+            Chain::ThreeV2 => "3 filters (0.2)",
+        }
+    }
+}
 
 /// One configuration's figures.
 #[derive(Debug)]
@@ -46,11 +88,47 @@ pub struct Pipeline {
     pub writes_per_commit: f64,
 }
 
+impl Pipeline {
+    /// The table rows of configuration `what`: events/s beside `ceiling`
+    /// (a target ratio when `ratio` is set), the p99 at half rate (against
+    /// 10 ms when `headline`), and records per commit. A configuration that
+    /// is not the headline is reported only.
+    pub fn rows(&self, what: &str, ceiling: f64, ratio: Option<f64>, headline: bool) -> Vec<Row> {
+        let rate = format!("P1 {what}: events/s");
+        vec![
+            match ratio {
+                Some(t) => Row::ratio(&rate, self.rate, "ev/s", ceiling, t),
+                None => Row::absolute(&rate, self.rate, "ev/s", Goal::Info, 0.0)
+                    .with_ceiling(ceiling, "ev/s"),
+            },
+            Row::absolute(
+                &format!(
+                    "P1 {what}: p99 inject→receipt at {:.0}/s (p50 {:.2} ms)",
+                    self.paced,
+                    ms(self.p50)
+                ),
+                ms(self.p99),
+                "ms",
+                if headline { Goal::AtMost } else { Goal::Info },
+                10.0,
+            ),
+            Row::absolute(
+                &format!("P1 {what}: inbound records stored per commit"),
+                self.writes_per_commit,
+                "",
+                Goal::Info,
+                0.0,
+            ),
+        ]
+    }
+}
+
 /// The pipeline's fixture: a paired session with a signed webhook, and the
-/// two filter plugins uploaded (not bound).
+/// filter plugins uploaded (not bound).
 pub struct Fixture {
     router: String,
     redactor: String,
+    keyword_filter: String,
     bindings: Vec<String>,
     next_id: usize,
 }
@@ -60,51 +138,57 @@ impl Fixture {
     pub async fn new(gw: &Gateway, receiver: &Receiver) -> anyhow::Result<Fixture> {
         gw.paired(SESSION).await?;
         gw.webhook(SESSION, &receiver.url(), &["message"]).await?;
-        let router = gw
-            .upload_plugin(&std::fs::read(crate::KEYWORD_ROUTER)?, "bench-router")
-            .await?;
-        let redactor = gw
-            .upload_plugin(&std::fs::read(crate::REDACTOR)?, "bench-redactor")
-            .await?;
+        let upload =
+            async |path: &str, name: &str| gw.upload_plugin(&std::fs::read(path)?, name).await;
         Ok(Fixture {
-            router,
-            redactor,
+            router: upload(crate::KEYWORD_ROUTER, "bench-router").await?,
+            redactor: upload(crate::REDACTOR, "bench-redactor").await?,
+            keyword_filter: upload(crate::KEYWORD_FILTER, "bench-keyword-filter").await?,
             bindings: Vec::new(),
             next_id: 0,
         })
     }
 
-    /// Binds `n` filters (0, 1 or 3), replacing earlier ones. Every message
-    /// passes all of them: the router keeps messages with "order", the
-    /// redactor masks long digit runs, the second router drops a word never sent.
-    pub async fn bind(&mut self, gw: &Gateway, n: usize) -> anyhow::Result<()> {
+    /// Binds `chain`, replacing the bindings before. Every benchmark
+    /// message ("order <n>") passes every chain, so each configuration
+    /// delivers all it injects.
+    pub async fn bind(&mut self, gw: &Gateway, chain: Chain) -> anyhow::Result<()> {
         for b in self.bindings.drain(..) {
             gw.unbind(&b).await?;
         }
-        let all = [
-            (
-                &self.router,
-                json!({ "keywords": ["order"], "mode": "keep" }),
-            ),
-            (&self.redactor, json!({})),
-            (
-                &self.router,
-                json!({ "keywords": ["never-sent"], "mode": "drop" }),
-            ),
-        ];
-        for (order, (plugin, config)) in all.into_iter().take(n).enumerate() {
+        let keep_orders = json!({ "keywords": ["order"], "mode": "keep" });
+        let filter = |keywords: &[&str]| json!({ "keywords": keywords });
+        let filters: Vec<(&String, Value)> = match chain {
+            Chain::None => vec![],
+            Chain::OneV1 => vec![(&self.router, keep_orders)],
+            Chain::ThreeV1 => vec![
+                (&self.router, keep_orders),
+                (&self.redactor, json!({})),
+                (
+                    &self.router,
+                    json!({ "keywords": ["never-sent"], "mode": "drop" }),
+                ),
+            ],
+            Chain::OneV2 => vec![(&self.keyword_filter, filter(&["order"]))],
+            Chain::ThreeV2 => vec![
+                (&self.keyword_filter, filter(&["order"])),
+                (&self.keyword_filter, filter(&["order", "x"])),
+                (&self.keyword_filter, filter(&["order"])),
+            ],
+        };
+        for (order, (plugin, config)) in filters.into_iter().enumerate() {
             let b = gw.bind_filter(plugin, order as i32, config).await?;
             self.bindings.push(b);
         }
         Ok(())
     }
 
-    /// Runs one configuration: injections closed-loop for `inject_for`, then
-    /// `paced_for` at half the measured rate.
+    /// Runs one configuration with events from `source`: closed-loop for
+    /// `inject_for`, then `paced_for` at half the measured rate.
     pub async fn run(
         &mut self,
+        source: &Source,
         gw: &Gateway,
-        http: &Http,
         receiver: &Receiver,
         inject_for: Duration,
         paced_for: Duration,
@@ -112,29 +196,28 @@ impl Fixture {
         // Throughput: inject for `inject_for`, then wait for every delivery.
         let commits_before = gw.store_commits().await?;
         let first = self.next_id;
-        let limit = crate::receiver::SLOTS / 2;
+        let limit = first + IDS_PER_RUN;
         let before = receiver.count();
         let start = Instant::now();
         let deadline = start + inject_for;
-        let next = Arc::new(std::sync::atomic::AtomicUsize::new(first));
+        let next = Arc::new(AtomicUsize::new(first));
         let mut tasks = Vec::new();
         for _ in 0..INJECTORS {
-            let (http, next, base) = (http.clone(), next.clone(), gw.base().to_owned());
-            let receiver = receiver.clone();
-            tasks.push(tokio::spawn(async move {
+            let (injector, next, receiver) = (source.clone(), next.clone(), receiver.clone());
+            tasks.push(source.spawn(async move {
                 while Instant::now() < deadline {
                     // Sustained, not burst, throughput: injections stay at
                     // most WINDOW ahead of the deliveries.
-                    while (next.load(std::sync::atomic::Ordering::Relaxed) - first) as u64
-                        > receiver.count() - before + WINDOW
+                    while next.load(Ordering::Relaxed) - first
+                        > (receiver.count() - before) as usize + WINDOW
                     {
                         tokio::time::sleep(Duration::from_micros(200)).await;
                     }
-                    let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let n = next.fetch_add(1, Ordering::Relaxed);
                     if n >= limit {
                         break;
                     }
-                    inject(&http, &base, n).await?;
+                    injector.inject(SESSION, n).await?;
                 }
                 Ok::<_, anyhow::Error>(())
             }));
@@ -142,7 +225,7 @@ impl Fixture {
         for t in tasks {
             t.await??;
         }
-        let count = next.load(std::sync::atomic::Ordering::Relaxed).min(limit) - first;
+        let count = next.load(Ordering::Relaxed).min(limit) - first;
         self.next_id = first + count;
         if !receiver
             .wait_for(before + count as u64, Duration::from_secs(60))
@@ -165,12 +248,12 @@ impl Fixture {
         for i in 0..total {
             let at = start + Duration::from_secs_f64(i as f64 / paced);
             tokio::time::sleep_until(at.into()).await;
-            let (http, base) = (http.clone(), gw.base().to_owned());
+            let injector = source.clone();
             let t = Instant::now();
             sent.push((
                 first + i,
                 t,
-                tokio::spawn(async move { inject(&http, &base, first + i).await }),
+                source.spawn(async move { injector.inject(SESSION, first + i).await }),
             ));
         }
         let mut latencies = Samples::with_capacity(total);
@@ -202,24 +285,7 @@ impl Fixture {
     fn take_ids(&mut self, n: usize) -> usize {
         let first = self.next_id;
         self.next_id += n;
-        assert!(
-            self.next_id <= crate::receiver::SLOTS,
-            "too many messages for the receiver"
-        );
+        assert!(self.next_id <= SLOTS, "too many messages for the receiver");
         first
     }
-}
-
-/// Injects message `BENCH-<n>` ("order <n>") into the session.
-async fn inject(http: &Http, base: &str, n: usize) -> anyhow::Result<()> {
-    let body = json!({ "from": "15550001111", "text": format!("order {n}"), "message_id": format!("BENCH-{n}") });
-    let req = hyper::Request::post(format!("{base}/api/v1/sim/sessions/{SESSION}/inbound"))
-        .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(Full::new(Bytes::from(body.to_string())))?;
-    let (status, answer) = send(http, req).await?;
-    if !status.is_success() {
-        bail!("inject: {status} {}", String::from_utf8_lossy(&answer));
-    }
-    Ok(())
 }
