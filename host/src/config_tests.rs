@@ -300,6 +300,15 @@ fn rows() -> Vec<Row> {
         row("plugin-timeout-ms", "20", |c| {
             c.plugins.call_timeout = ms(20)
         }),
+        row("integration-timeout-ms", "2500", |c| {
+            c.plugins.integration_timeout = ms(2500)
+        }),
+        row("integration-retry-base-ms", "40", |c| {
+            c.integrations.retry_base = ms(40)
+        }),
+        row("integration-max-attempts", "3", |c| {
+            c.integrations.max_attempts = 3
+        }),
         row("plugin-max-memory-mib", "3", |c| {
             c.plugins.max_memory_bytes = 3 << 20;
         }),
@@ -385,6 +394,9 @@ const REFUSED: &[(&str, &str)] = &[
     ("plugin-quarantine-after", "0"),
     ("plugin-max-memory-mib", "4096"),
     ("plugin-timeout-ms", "0"),
+    ("integration-timeout-ms", "0"),
+    ("integration-retry-base-ms", "0"),
+    ("integration-max-attempts", "0"),
     ("whatsapp-version", "2.3000"),
     ("whatsapp-version", "2.x.1023456789"),
     ("listen", "localhost:3451"),
