@@ -79,12 +79,23 @@ impl Config {
 /// Case is folded with `to_lowercase`, the Unicode lower-casing the twins
 /// use too (`toLowerCase`, `str.lower`), so the three agree beyond ASCII.
 pub fn matched_keyword<'c>(config: &'c Config, message: &Message) -> Option<&'c str> {
-    let haystacks: Vec<String> = message.texts().map(str::to_lowercase).collect();
     config
         .keywords
         .iter()
-        .find(|(_, needle)| haystacks.iter().any(|h| h.contains(needle.as_str())))
+        .find(|(_, needle)| message.texts().any(|h| contains_folded(h, needle)))
         .map(|(keyword, _)| keyword.as_str())
+}
+
+/// Whether `haystack` contains `needle` (already lower-cased), ignoring
+/// case. ASCII text is compared in place, without the lower-cased copy of
+/// a 1 KB text that would otherwise cost about a quarter of the call; for
+/// ASCII the two foldings agree, so only other text pays for the copy.
+pub fn contains_folded(haystack: &str, needle: &str) -> bool {
+    if haystack.is_ascii() && needle.is_ascii() {
+        let (h, n) = (haystack.as_bytes(), needle.as_bytes());
+        return n.is_empty() || h.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n));
+    }
+    haystack.to_lowercase().contains(needle)
 }
 
 /// The decision about one event: `message` is its typed message (`None`
@@ -146,6 +157,15 @@ mod tests {
     use super::*;
     use switchboard_plugin_sdk::testing;
     use v2::json;
+
+    #[test]
+    fn ascii_and_unicode_text_are_matched_ignoring_case_alike() {
+        assert!(contains_folded("About my ORDER 42", "order"));
+        assert!(!contains_folded("About my ORDE", "order"));
+        assert!(contains_folded("ÜBER die BESTELLUNG", "bestellung"));
+        assert!(contains_folded("Straße ÖL", "öl"));
+        assert!(!contains_folded("short", "longer than the text"));
+    }
 
     fn config(v: Value) -> Config {
         Config::from(v)
