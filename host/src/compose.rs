@@ -122,7 +122,7 @@ pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
         .await;
     events.add_outbox(Arc::new(webhooks.clone()));
     // Integration plugins are owed their events from the first one on, as
-    // webhooks are; what the outbox holds for them is resumed here.
+    // webhooks are; what the outbox holds for them resumes once they can send.
     let integrations = IntegrationOutbox::start(
         Arc::new(plugins.clone()),
         store.clone(),
@@ -136,7 +136,7 @@ pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
     )
     .context("could not resume integration deliveries")?;
     events.add_outbox(Arc::new(integrations.clone()));
-    webhooks.add_destination(Arc::new(integrations));
+    webhooks.add_destination(Arc::new(integrations.clone()));
     // The broker owes every event a delivery from the first one on: it is an
     // outbox before sessions are restored; its send queue starts with the API.
     let nats = if config.nats.enabled() {
@@ -166,6 +166,11 @@ pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
         send.clone(),
         tokio::runtime::Handle::current(),
     )));
+    // Everything an integration may call is in place: hand over what the
+    // outbox still owes them.
+    integrations
+        .resume()
+        .context("could not resume integration deliveries")?;
     // The send core holds the plugins: the link back is cut at shutdown, so
     // neither keeps the other (and the store) alive after a stop.
     {

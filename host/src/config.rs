@@ -562,6 +562,10 @@ impl ServeArgs {
             integrations: IntegrationConfig {
                 retry_base: Duration::from_millis(self.integration_retry_base_ms),
                 max_attempts: self.integration_max_attempts,
+                // The plugin's own deadline, and some room for the host's
+                // last HTTP phase and the instance's teardown.
+                call_limit: Duration::from_millis(self.integration_timeout_ms)
+                    .saturating_add(Duration::from_secs(15)),
                 ..IntegrationConfig::default()
             },
             whatsapp: WhatsAppConfig {

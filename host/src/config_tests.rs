@@ -301,7 +301,8 @@ fn rows() -> Vec<Row> {
             c.plugins.call_timeout = ms(20)
         }),
         row("integration-timeout-ms", "2500", |c| {
-            c.plugins.integration_timeout = ms(2500)
+            c.plugins.integration_timeout = ms(2500);
+            c.integrations.call_limit = ms(17_500);
         }),
         row("integration-retry-base-ms", "40", |c| {
             c.integrations.retry_base = ms(40)

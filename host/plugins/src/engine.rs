@@ -128,9 +128,12 @@ pub struct HostState {
     /// The data of the event a 0.2 filter is deciding on, for its
     /// `event-data` call: shared, not copied, and serialised only when asked.
     pub(super) event_data: Option<Arc<serde_json::Value>>,
-    /// During an integration call: what its binding grants (`None` for the
-    /// other hooks, whose host calls are not restricted).
+    /// During an integration call: what its binding grants.
     pub(super) call: Option<super::integrations::CallGrants>,
+    /// An integration plugin's instance: its capabilities are closed
+    /// outside a call's grants (in `describe` too). Other plugins' host
+    /// calls are not restricted.
+    pub(super) integration: bool,
     /// `wasi:http` for integration plugins.
     http: WasiHttpCtx,
     /// Their outbound HTTP, held to the current call's grant.
@@ -326,30 +329,44 @@ impl PluginEngine {
             store: store.clone(),
             cfg: self.cfg.clone(),
         });
-        let (name, version, hooks) = loaded
-            .call("{}", |p, s| match p {
-                Bound::V1(p) => {
-                    let i = p.switchboard_plugin_meta().call_describe(s)?;
-                    Ok((i.name, i.version, hooks_of(i.hooks)))
-                }
-                Bound::Filter(p) => {
-                    let i = p.switchboard_plugin_meta().call_describe(s)?;
-                    Ok((i.name, i.version, vec![Hook::EventFilter]))
-                }
-                Bound::Transform(p) => {
-                    let i = p.switchboard_plugin_meta().call_describe(s)?;
-                    Ok((i.name, i.version, vec![Hook::MessageTransform]))
-                }
-                Bound::Blast(p) => {
-                    let i = p.switchboard_plugin_meta().call_describe(s)?;
-                    Ok((i.name, i.version, vec![Hook::BlastEndpoint]))
-                }
-                Bound::Integration(p) => {
-                    let i = p.switchboard_plugin_meta().call_describe(s)?;
-                    Ok((i.name, i.version, vec![Hook::Integration]))
-                }
+        let describe = |p: &Bound, s: &mut wasmtime::Store<HostState>| match p {
+            Bound::V1(p) => {
+                let i = p.switchboard_plugin_meta().call_describe(s)?;
+                Ok((i.name, i.version, hooks_of(i.hooks)))
+            }
+            Bound::Filter(p) => {
+                let i = p.switchboard_plugin_meta().call_describe(s)?;
+                Ok((i.name, i.version, vec![Hook::EventFilter]))
+            }
+            Bound::Transform(p) => {
+                let i = p.switchboard_plugin_meta().call_describe(s)?;
+                Ok((i.name, i.version, vec![Hook::MessageTransform]))
+            }
+            Bound::Blast(p) => {
+                let i = p.switchboard_plugin_meta().call_describe(s)?;
+                Ok((i.name, i.version, vec![Hook::BlastEndpoint]))
+            }
+            Bound::Integration(p) => {
+                let i = p.switchboard_plugin_meta().call_describe(s)?;
+                Ok((i.name, i.version, vec![Hook::Integration]))
+            }
+        };
+        // An integration's WASI may block (its linker keeps the blocking
+        // `wasi:io`), which must not happen on an async worker, where a load
+        // at start runs: its first call runs on a thread of its own.
+        let described = if world == World::Integration {
+            std::thread::scope(|t| {
+                t.spawn(|| loaded.call("{}", describe))
+                    .join()
+                    .unwrap_or_else(|_| {
+                        Err(CallFailure::Trap("`describe` panicked in the host".into()))
+                    })
             })
-            .map_err(|e| LoadError::Invalid(format!("`describe` failed: {e}")))?;
+        } else {
+            loaded.call("{}", describe)
+        };
+        let (name, version, hooks) =
+            described.map_err(|e| LoadError::Invalid(format!("`describe` failed: {e}")))?;
         loaded.set_name(&name);
         let endpoints = if hooks.contains(&Hook::BlastEndpoint) {
             loaded
@@ -561,6 +578,7 @@ impl Loaded {
             kv_cap: self.cfg.kv_cap_bytes,
             event_data: None,
             call: None,
+            integration: matches!(self.pre, Pre::Integration(_)),
             http: WasiHttpCtx::new(),
             http_hooks: GrantedHttp::default(),
         };

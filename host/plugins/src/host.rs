@@ -134,6 +134,15 @@ impl v2::host::Host for HostState {
         if !self.granted(|g| g.contacts, "contacts") {
             return None;
         }
+        if let Some(call) = &self.call
+            && call
+                .sessions
+                .as_ref()
+                .is_some_and(|s| !s.contains(&session_id))
+        {
+            tracing::warn!(plugin = %self.name, session = %session_id, "an integration plugin looked up a contact of a session its binding does not cover");
+            return None;
+        }
         Host::contact(self, session_id, jid).map(|c| v2::types::Contact {
             jid: c.jid,
             phone: c.phone,
@@ -156,14 +165,14 @@ impl v2::host::Host for HostState {
 impl HostState {
     /// Whether a capability is open to the call in progress: always for
     /// filters, transforms and blast endpoints (they cannot call out);
-    /// for an integration only when its binding grants it. A refusal the
+    /// for an integration only within a call whose binding grants it. A refusal the
     /// interface cannot answer as an error (a lookup answers "none") is
     /// logged, so the operator sees why.
     fn granted(&self, grant: impl Fn(&Grants) -> bool, name: &str) -> bool {
         match &self.call {
-            None => true,
+            None if !self.integration => true,
             Some(call) if grant(&call.grants) => true,
-            Some(_) => {
+            _ => {
                 tracing::warn!(plugin = %self.name, capability = name, "an integration plugin used a capability its binding does not grant");
                 false
             }

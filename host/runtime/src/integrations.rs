@@ -38,6 +38,10 @@ pub struct IntegrationConfig {
     pub retry_max: Duration,
     /// Attempts before a delivery is dead-lettered.
     pub max_attempts: u32,
+    /// Longest the dispatcher waits for one call before counting it as
+    /// failed and going on. A plugin's CPU deadline cannot interrupt a wait
+    /// inside a host call, so this bound is kept here too.
+    pub call_limit: Duration,
 }
 
 impl Default for IntegrationConfig {
@@ -46,6 +50,8 @@ impl Default for IntegrationConfig {
             retry_base: Duration::from_secs(1),
             retry_max: Duration::from_secs(300),
             max_attempts: 8,
+            // The default plugin deadline (30 s) and 15 s of room.
+            call_limit: Duration::from_secs(45),
         }
     }
 }
@@ -98,7 +104,9 @@ pub struct IntegrationOutbox {
 }
 
 impl IntegrationOutbox {
-    /// The dispatcher, with the deliveries the outbox still holds resumed.
+    /// The dispatcher; what the outbox still holds is handed over once
+    /// [`IntegrationOutbox::resume`] is called (after everything a plugin
+    /// may call is wired in).
     pub fn start(
         hooks: Arc<dyn Integrations>,
         store: Store,
@@ -118,7 +126,12 @@ impl IntegrationOutbox {
                 tasks,
             }),
         };
-        let (rows, _) = this
+        Ok(this)
+    }
+
+    /// Hands over the deliveries the outbox still holds.
+    pub fn resume(&self) -> StoreResult<()> {
+        let (rows, _) = self
             .inner
             .store
             .outbox_of(|url| url.starts_with(URL_SCHEME))?;
@@ -126,13 +139,13 @@ impl IntegrationOutbox {
             tracing::info!(deliveries = rows.len(), "resuming integration deliveries");
         }
         for row in rows {
-            this.owe(Owed {
+            self.owe(Owed {
                 key: row.key,
                 delivery: row.delivery,
                 payload: row.payload,
             });
         }
-        Ok(this)
+        Ok(())
     }
 
     fn lanes(&self) -> std::sync::MutexGuard<'_, HashMap<String, Lane>> {
@@ -278,7 +291,10 @@ impl IntegrationOutbox {
         }
     }
 
-    /// One attempt, on the blocking pool.
+    /// One attempt, on a thread of its own: not the blocking pool, whose
+    /// threads the runtime waits for when it stops, because a plugin that
+    /// waits forever inside a host call cannot be interrupted. Past
+    /// `call_limit` the attempt counts as failed and the worker goes on.
     async fn attempt(&self, binding: &str, owed: &Owed) -> Result<(), String> {
         let envelope: Envelope = serde_json::from_slice(&owed.payload)
             .map_err(|e| format!("the recorded event is not readable: {e}"))?;
@@ -287,9 +303,22 @@ impl IntegrationOutbox {
             binding.to_owned(),
             owed.key.delivery_id.clone(),
         );
-        tokio::task::spawn_blocking(move || hooks.handle(&binding, &delivery, &envelope))
-            .await
-            .unwrap_or_else(|e| Err(format!("the call panicked: {e}")))
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        std::thread::Builder::new()
+            .name("integration-call".into())
+            .spawn(move || {
+                let _ = tx.send(hooks.handle(&binding, &delivery, &envelope));
+            })
+            .map_err(|e| format!("could not start the call: {e}"))?;
+        let limit = self.inner.config.call_limit;
+        match tokio::time::timeout(limit, rx).await {
+            Ok(Ok(outcome)) => outcome,
+            Ok(Err(_)) => Err("the call panicked".into()),
+            Err(_) => Err(format!(
+                "the plugin did not finish within {} ms (it waits inside a host call)",
+                limit.as_millis()
+            )),
+        }
     }
 
     /// Sleeps `d`; `false` when the gateway stops first.
