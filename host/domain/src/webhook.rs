@@ -100,6 +100,35 @@ pub struct PendingDelivery {
     pub replayed: bool,
 }
 
+impl PendingDelivery {
+    /// A first delivery of an event to a destination that is not a
+    /// webhook (the broker, an integration plugin): no secret, no
+    /// signature, nothing attempted yet.
+    pub fn to_destination(
+        delivery_id: String,
+        session_id: &str,
+        url: String,
+        event: &str,
+        created_at: i64,
+    ) -> PendingDelivery {
+        PendingDelivery {
+            delivery_id,
+            session_id: session_id.to_owned(),
+            webhook_id: None,
+            url,
+            secret: None,
+            signature_scheme: Default::default(),
+            event: event.to_owned(),
+            attempts: 0,
+            next_attempt_at: 0,
+            last_error: None,
+            created_at,
+            probe: false,
+            replayed: false,
+        }
+    }
+}
+
 impl Webhook {
     /// Whether the webhook subscribes to `event`.
     pub fn wants(&self, event: EventName) -> bool {

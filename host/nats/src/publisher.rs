@@ -342,21 +342,13 @@ impl Outbox for Nats {
 
     fn plan(&self, envelope: &Arc<Envelope>, json: &Bytes) -> Vec<NewDelivery> {
         vec![NewDelivery {
-            delivery: PendingDelivery {
-                delivery_id: uuid::Uuid::new_v4().to_string(),
-                session_id: envelope.session_id.clone(),
-                webhook_id: None,
-                url: self.destination(),
-                secret: None,
-                signature_scheme: Default::default(),
-                event: envelope.event.as_str().to_owned(),
-                attempts: 0,
-                next_attempt_at: 0,
-                last_error: None,
-                created_at: unix_now_ms(),
-                probe: false,
-                replayed: false,
-            },
+            delivery: PendingDelivery::to_destination(
+                uuid::Uuid::new_v4().to_string(),
+                &envelope.session_id,
+                self.destination(),
+                envelope.event.as_str(),
+                unix_now_ms(),
+            ),
             payload: json.clone(),
         }]
     }

@@ -346,21 +346,13 @@ impl Outbox for IntegrationOutbox {
             .takers(&envelope.session_id, envelope.event.as_str())
             .into_iter()
             .map(|binding| NewDelivery {
-                delivery: PendingDelivery {
-                    delivery_id: uuid::Uuid::new_v4().to_string(),
-                    session_id: envelope.session_id.clone(),
-                    webhook_id: None,
-                    url: format!("{URL_SCHEME}{binding}"),
-                    secret: None,
-                    signature_scheme: Default::default(),
-                    event: envelope.event.as_str().to_owned(),
-                    attempts: 0,
-                    next_attempt_at: 0,
-                    last_error: None,
-                    created_at: unix_now_ms(),
-                    probe: false,
-                    replayed: false,
-                },
+                delivery: PendingDelivery::to_destination(
+                    uuid::Uuid::new_v4().to_string(),
+                    &envelope.session_id,
+                    format!("{URL_SCHEME}{binding}"),
+                    envelope.event.as_str(),
+                    unix_now_ms(),
+                ),
                 payload: json.clone(),
             })
             .collect()
