@@ -197,14 +197,7 @@ impl Plugins {
                 let recipient = v2::types::Recipient {
                     jid: recipient.jid.clone(),
                     phone: recipient.phone.clone(),
-                    contact: recipient.contact.clone().map(|c| v2::types::Contact {
-                        jid: c.jid,
-                        phone: c.phone,
-                        full_name: c.full_name,
-                        first_name: c.first_name,
-                        push_name: c.push_name,
-                        business_name: c.business_name,
-                    }),
+                    contact: recipient.contact.clone().map(super::host::contact_v2),
                 };
                 p.switchboard_plugin_blast_endpoint()
                     .call_expand(s, key, &recipient, &body_text)

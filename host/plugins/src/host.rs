@@ -143,14 +143,7 @@ impl v2::host::Host for HostState {
             tracing::warn!(plugin = %self.name, session = %session_id, "an integration plugin looked up a contact of a session its binding does not cover");
             return None;
         }
-        Host::contact(self, session_id, jid).map(|c| v2::types::Contact {
-            jid: c.jid,
-            phone: c.phone,
-            full_name: c.full_name,
-            first_name: c.first_name,
-            push_name: c.push_name,
-            business_name: c.business_name,
-        })
+        Host::contact(self, session_id, jid).map(contact_v2)
     }
 
     fn event_data(&mut self) -> String {
@@ -177,6 +170,18 @@ impl HostState {
                 false
             }
         }
+    }
+}
+
+/// A contact record in the 0.2 contract's shape (the same fields as 0.1's).
+pub fn contact_v2(c: Contact) -> v2::types::Contact {
+    v2::types::Contact {
+        jid: c.jid,
+        phone: c.phone,
+        full_name: c.full_name,
+        first_name: c.first_name,
+        push_name: c.push_name,
+        business_name: c.business_name,
     }
 }
 
