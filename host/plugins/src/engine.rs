@@ -18,12 +18,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
+use wasmtime::component::{Component, HasSelf, Linker, ResourceTable, TypedFunc};
 use wasmtime::{Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Trap};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::config::PluginConfig;
+use super::event_record::EventRef;
 use super::http_grant::GrantedHttp;
 use super::limits::Limits;
 use super::model::Hook;
@@ -52,7 +53,7 @@ impl Pre {
     fn instantiate(&self, store: &mut wasmtime::Store<HostState>) -> wasmtime::Result<Bound> {
         Ok(match self {
             Pre::V1(p) => Bound::V1(p.instantiate(store)?),
-            Pre::Filter(p) => Bound::Filter(p.instantiate(store)?),
+            Pre::Filter(p) => Bound::Filter(FilterInstance::new(p, store)?),
             Pre::Transform(p) => Bound::Transform(p.instantiate(store)?),
             Pre::Blast(p) => Bound::Blast(p.instantiate(store)?),
             Pre::Integration(p) => Bound::Integration(p.instantiate(store)?),
@@ -65,13 +66,47 @@ pub enum Bound {
     /// World `plugin` of 0.1.0: every hook exported.
     V1(v1::Plugin),
     /// World `event-filter-plugin` of 0.2.0.
-    Filter(v2::filter::EventFilterPlugin),
+    Filter(FilterInstance),
     /// World `message-transform-plugin` of 0.2.0.
     Transform(v2::transform::MessageTransformPlugin),
     /// World `blast-endpoint-plugin` of 0.2.0.
     Blast(v2::blast::BlastEndpointPlugin),
     /// World `integration-plugin` of 0.2.0.
     Integration(v2::integration::IntegrationPlugin),
+}
+
+/// The `filter` export of a 0.2 filter, typed for the borrowed event record.
+pub type FilterFunc = TypedFunc<(EventRef<'static>,), (v2::types::FilterDecision,)>;
+
+/// An instance of world `event-filter-plugin`: its bindings (for `meta`)
+/// and its `filter` export typed for [`EventRef`], which lowers the event's
+/// strings straight from the envelope. (`TypedFunc` is covariant in its
+/// parameters, so the `'static` here accepts a record of any lifetime.)
+pub struct FilterInstance {
+    /// The generated bindings.
+    pub world: v2::filter::EventFilterPlugin,
+    /// `switchboard:plugin/event-filter@0.2.0#filter`.
+    pub filter: FilterFunc,
+}
+
+impl FilterInstance {
+    fn new(
+        pre: &v2::filter::EventFilterPluginPre<HostState>,
+        store: &mut wasmtime::Store<HostState>,
+    ) -> wasmtime::Result<Self> {
+        const INTERFACE: &str = "switchboard:plugin/event-filter@0.2.0";
+        let instance = pre.instance_pre().instantiate(&mut *store)?;
+        let world = v2::filter::EventFilterPlugin::new(&mut *store, &instance)?;
+        let missing = || wasmtime::Error::msg(format!("no export `{INTERFACE}#filter`"));
+        let interface = instance
+            .get_export_index(&mut *store, None, INTERFACE)
+            .ok_or_else(missing)?;
+        let index = instance
+            .get_export_index(&mut *store, Some(&interface), "filter")
+            .ok_or_else(missing)?;
+        let filter = instance.get_typed_func(&mut *store, index)?;
+        Ok(Self { world, filter })
+    }
 }
 
 /// A call on a hook the instance's world does not export: the chains only
@@ -335,7 +370,7 @@ impl PluginEngine {
                 Ok((i.name, i.version, hooks_of(i.hooks)))
             }
             Bound::Filter(p) => {
-                let i = p.switchboard_plugin_meta().call_describe(s)?;
+                let i = p.world.switchboard_plugin_meta().call_describe(s)?;
                 Ok((i.name, i.version, vec![Hook::EventFilter]))
             }
             Bound::Transform(p) => {

@@ -5,67 +5,19 @@
 //! filters (the data as JSON text) and 0.2 ones (a typed record, the data
 //! on request).
 
+use std::iter::Peekable;
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::engine::types::{self, FilterDecision};
 use super::engine::{Bound, CallFailure, not_served, v2};
-use super::event_record::event_record;
+use super::event_record::{EventRef, event_record};
 use super::hooks::Outcome;
 use super::model::Hook;
 use super::{Active, Plugins};
 use crate::domain::event::Envelope;
 use crate::domain::hooks::EventFilter;
-
-/// One envelope on its way through a chain. The data is shared (a 0.2
-/// filter's `event-data` reads it without a copy); its JSON text (0.1) and
-/// typed record (0.2) are made once and reused by every filter until one
-/// replaces the data.
-struct InChain {
-    /// The envelope, its data moved into `data` for the chain's length.
-    env: Envelope,
-    data: Arc<Value>,
-    wit: Option<types::Envelope>,
-    record: Option<v2::types::Event>,
-}
-
-impl InChain {
-    fn new(mut env: Envelope) -> Self {
-        let data = Arc::new(std::mem::take(&mut env.data));
-        Self {
-            env,
-            data,
-            wit: None,
-            record: None,
-        }
-    }
-
-    fn wit(&mut self) -> &types::Envelope {
-        let (env, data) = (&self.env, &self.data);
-        self.wit.get_or_insert_with(|| types::Envelope {
-            session_id: env.session_id.clone(),
-            event: env.event.as_str().to_owned(),
-            timestamp: env.timestamp,
-            // serde_json's writer, not `Display` (which goes through the
-            // formatter and costs twice as much for a 1 KB event).
-            data: serde_json::to_string(data.as_ref()).unwrap_or_else(|_| "{}".into()),
-            offline: env.offline,
-        })
-    }
-
-    fn record(&mut self) -> &v2::types::Event {
-        let (env, data) = (&self.env, &self.data);
-        self.record.get_or_insert_with(|| event_record(env, data))
-    }
-
-    /// The envelope with its (possibly replaced) data back in place.
-    fn finish(self) -> Envelope {
-        let mut env = self.env;
-        env.data = Arc::try_unwrap(self.data).unwrap_or_else(|shared| (*shared).clone());
-        env
-    }
-}
 
 /// What a filter of either version decided.
 enum Decision {
@@ -100,10 +52,13 @@ impl Plugins {
     /// calls for every event (and the entry point the benchmark measures):
     /// with no filter bound it returns at once.
     pub fn filter(&self, env: Envelope) -> Option<Envelope> {
-        let Some(chain) = self.chain(Hook::EventFilter) else {
-            return Some(env);
-        };
-        self.run_filters(chain.iter(), env)
+        // The chains are borrowed from the current snapshot, not copied: this
+        // runs for every event.
+        let chains = self.inner.chains.load();
+        match chains.by_hook.get(&Hook::EventFilter) {
+            Some(chain) if !chain.is_empty() => self.run_filters(chain.iter(), env),
+            _ => Some(env),
+        }
     }
 
     /// The envelope as deliveries to webhook `webhook_id` should see it: the
@@ -133,21 +88,65 @@ impl Plugins {
     fn run_filters<'a>(
         &self,
         chain: impl Iterator<Item = &'a Arc<Active>>,
-        env: Envelope,
+        mut env: Envelope,
     ) -> Option<Envelope> {
-        let session = env.session_id.clone();
-        let mut cur = InChain::new(env);
-        for active in chain.filter(|a| a.binding.covers(&session)) {
+        let mut data = Arc::new(std::mem::take(&mut env.data));
+        let mut chain = chain
+            .filter(|a| a.binding.covers(&env.session_id))
+            .peekable();
+        let mut text = None;
+        while chain.peek().is_some() {
+            match self.run_stretch(&mut chain, &env, &data, text.take()) {
+                Stretch::Done => break,
+                Stretch::Dropped => return None,
+                Stretch::Replaced(value, json) => {
+                    data = Arc::new(value);
+                    text = Some(json);
+                }
+            }
+        }
+        env.data = Arc::try_unwrap(data).unwrap_or_else(|shared| (*shared).clone());
+        Some(env)
+    }
+
+    /// Runs filters from `chain` on `env` with `data` until the chain ends,
+    /// one drops the event, or one replaces its data. The 0.1 envelope (the
+    /// data as JSON text, `text` when the replacement already gave it) and
+    /// the 0.2 record (borrowing from `env` and `data`) are each made once
+    /// for the stretch, when a filter of that version first needs them.
+    fn run_stretch<'a>(
+        &self,
+        chain: &mut Peekable<impl Iterator<Item = &'a Arc<Active>>>,
+        env: &Envelope,
+        data: &Arc<Value>,
+        text: Option<String>,
+    ) -> Stretch {
+        let mut wit: Option<types::Envelope> = None;
+        let mut text = text;
+        let mut record: Option<EventRef<'_>> = None;
+        for active in chain {
             let (slot, out) = self.run(active, |p, s| match p {
-                Bound::V1(p) => p
-                    .switchboard_plugin_event_filter()
-                    .call_filter(s, cur.wit())
-                    .map(Decision::from),
+                Bound::V1(p) => {
+                    let wit = wit.get_or_insert_with(|| types::Envelope {
+                        session_id: env.session_id.clone(),
+                        event: env.event.as_str().to_owned(),
+                        timestamp: env.timestamp,
+                        // serde_json's writer, not `Display` (which goes
+                        // through the formatter and costs twice as much for
+                        // a 1 KB event).
+                        data: text.take().unwrap_or_else(|| {
+                            serde_json::to_string(data.as_ref()).unwrap_or_else(|_| "{}".into())
+                        }),
+                        offline: env.offline,
+                    });
+                    p.switchboard_plugin_event_filter()
+                        .call_filter(s, wit)
+                        .map(Decision::from)
+                }
                 Bound::Filter(p) => {
-                    s.data_mut().event_data = Some(cur.data.clone());
-                    let out = p
-                        .switchboard_plugin_event_filter()
-                        .call_filter(&mut *s, cur.record());
+                    let record = *record.get_or_insert_with(|| event_record(env, data));
+                    s.data_mut().event_data = Some(data.clone());
+                    let out = p.filter.call(&mut *s, (record,)).map(|(d,)| d);
                     s.data_mut().event_data = None;
                     out.map(Decision::from)
                 }
@@ -159,18 +158,11 @@ impl Plugins {
                     if let Some(slot) = slot {
                         slot.stats.drop_one();
                     }
-                    return None;
+                    return Stretch::Dropped;
                 }
-                Outcome::Done(Decision::Replace(data)) => {
-                    match serde_json::from_str::<Value>(&data) {
-                        Ok(v @ Value::Object(_)) => {
-                            cur.data = Arc::new(v);
-                            if let Some(w) = &mut cur.wit {
-                                w.data = data;
-                            }
-                            cur.record = None;
-                            false
-                        }
+                Outcome::Done(Decision::Replace(json)) => {
+                    match serde_json::from_str::<Value>(&json) {
+                        Ok(v @ Value::Object(_)) => return Stretch::Replaced(v, json),
                         _ => {
                             if let Some(slot) = slot {
                                 self.failed(
@@ -191,11 +183,21 @@ impl Plugins {
                 if let Some(slot) = slot {
                     slot.stats.drop_one();
                 }
-                return None;
+                return Stretch::Dropped;
             }
         }
-        Some(cur.finish())
+        Stretch::Done
     }
+}
+
+/// How a stretch of a chain ended.
+enum Stretch {
+    /// The chain ran to its end.
+    Done,
+    /// A filter dropped the event.
+    Dropped,
+    /// A filter replaced the data: the new data and its JSON text.
+    Replaced(Value, String),
 }
 
 impl EventFilter for Plugins {

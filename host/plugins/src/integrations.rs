@@ -62,7 +62,7 @@ impl Plugins {
         let active = self.integration(binding_id).ok_or_else(|| {
             format!("no enabled integration binding `{binding_id}` (deleted or disabled)")
         })?;
-        let record = event_record(envelope, &envelope.data);
+        let record = event_record(envelope, &envelope.data).into_owned();
         let data = Arc::new(envelope.data.clone());
         let call = CallGrants {
             grants: active.binding.grants.clone().unwrap_or_default(),

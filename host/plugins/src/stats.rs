@@ -1,8 +1,6 @@
 //! Per-plugin counters: calls, outcomes, failures and call times.
 
-use std::collections::VecDeque;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -10,8 +8,9 @@ use serde::Serialize;
 /// How many recent call times the p99 is computed over.
 const WINDOW: usize = 1024;
 
-/// Live counters of one plugin (kept across a replace in place).
-#[derive(Debug, Default)]
+/// Live counters of one plugin (kept across a replace in place). Recording
+/// a call takes no lock: it runs on every filtered event.
+#[derive(Debug)]
 pub struct Stats {
     calls: AtomicU64,
     drops: AtomicU64,
@@ -21,7 +20,23 @@ pub struct Stats {
     total_ns: AtomicU64,
     /// Failed calls in a row.
     pub(super) consecutive_failures: AtomicU64,
-    recent_us: Mutex<VecDeque<u32>>,
+    /// The last [`WINDOW`] call times, a ring indexed by the call count.
+    recent_us: Box<[AtomicU32]>,
+}
+
+impl Default for Stats {
+    fn default() -> Self {
+        Stats {
+            calls: AtomicU64::new(0),
+            drops: AtomicU64::new(0),
+            rejects: AtomicU64::new(0),
+            traps: AtomicU64::new(0),
+            timeouts: AtomicU64::new(0),
+            total_ns: AtomicU64::new(0),
+            consecutive_failures: AtomicU64::new(0),
+            recent_us: (0..WINDOW).map(|_| AtomicU32::new(0)).collect(),
+        }
+    }
 }
 
 /// What the API shows of [`Stats`].
@@ -47,15 +62,11 @@ pub struct StatsView {
 impl Stats {
     /// Records one call and its duration.
     pub fn record(&self, took: Duration) {
-        self.calls.fetch_add(1, Ordering::Relaxed);
+        let n = self.calls.fetch_add(1, Ordering::Relaxed);
         let ns = took.as_nanos().min(u64::MAX as u128) as u64;
         self.total_ns.fetch_add(ns, Ordering::Relaxed);
         let us = (ns / 1000).min(u32::MAX as u64) as u32;
-        let mut r = self.recent_us.lock().unwrap_or_else(|p| p.into_inner());
-        if r.len() == WINDOW {
-            r.pop_front();
-        }
-        r.push_back(us);
+        self.recent_us[(n % WINDOW as u64) as usize].store(us, Ordering::Relaxed);
     }
 
     /// Counts a drop.
@@ -86,12 +97,10 @@ impl Stats {
     /// A snapshot for the API.
     pub fn view(&self) -> StatsView {
         let calls = self.calls.load(Ordering::Relaxed);
-        let mut recent: Vec<u32> = self
-            .recent_us
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        let filled = calls.min(WINDOW as u64) as usize;
+        let mut recent: Vec<u32> = self.recent_us[..filled]
             .iter()
-            .copied()
+            .map(|t| t.load(Ordering::Relaxed))
             .collect();
         recent.sort_unstable();
         let p99 = if recent.is_empty() {
@@ -130,5 +139,19 @@ mod tests {
         s.succeed();
         assert_eq!(s.fail(false), 1);
         assert_eq!(s.view().timeouts, 1);
+    }
+
+    #[test]
+    fn the_p99_covers_only_the_last_1024_calls() {
+        let s = Stats::default();
+        for _ in 0..1000 {
+            s.record(Duration::from_millis(1));
+        }
+        for _ in 0..WINDOW {
+            s.record(Duration::from_micros(2));
+        }
+        let v = s.view();
+        assert_eq!(v.calls, 1000 + WINDOW as u64);
+        assert_eq!(v.p99_us, 2);
     }
 }
