@@ -15,15 +15,25 @@ pub fn is_public(ip: IpAddr) -> bool {
                 return is_public_v4(v4);
             }
             let s = v6.segments();
+            // The well-known NAT64 prefix 64:ff9b::/96 reaches the IPv4
+            // address it embeds, so that address decides.
             let nat64 = s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0; 4];
             if nat64 {
                 let v4 =
                     Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
                 return is_public_v4(v4);
             }
+            // IPv4-compatible addresses (`::a.b.c.d`, deprecated): some
+            // stacks still reach the embedded IPv4 address.
+            if s[0..6] == [0; 6] && !v6.is_loopback() && !v6.is_unspecified() {
+                return false;
+            }
             !(v6.is_loopback()
                 || v6.is_unspecified()
                 || v6.is_multicast()
+                || (s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1) // local-use NAT64 (RFC 8215)
+                || (s[0] == 0x100 && s[1..4] == [0; 3]) // discard-only
+                || (s[0] & 0xffc0) == 0xfec0 // site local (deprecated)
                 || (s[0] & 0xfe00) == 0xfc00 // unique local
                 || (s[0] & 0xffc0) == 0xfe80 // link local
                 || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
@@ -46,4 +56,62 @@ fn is_public_v4(ip: Ipv4Addr) -> bool {
         || (a == 192 && b == 0 && c == 0) // IETF protocol assignments
         || (a == 198 && (b == 18 || b == 19)) // benchmarking
         || a >= 240) // reserved
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn public(s: &str) -> bool {
+        is_public(s.parse().unwrap())
+    }
+
+    #[test]
+    fn internal_addresses_are_not_public() {
+        for ip in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "0.0.0.0",
+            "100.64.0.1",
+            "255.255.255.255",
+            "224.0.0.1",
+            "192.0.2.1",
+            "198.18.0.1",
+            "240.0.0.1",
+            "::1",
+            "::",
+            "fc00::1",
+            "fd12::1",
+            "fe80::1",
+            "fec0::1",
+            "ff02::1",
+            "2001:db8::1",
+            "100::1",
+            "::ffff:127.0.0.1",
+            "::ffff:10.0.0.1",
+            "::127.0.0.1",
+            "::8.8.8.8",
+            "64:ff9b::a00:1",
+            "64:ff9b:1::808:808",
+        ] {
+            assert!(!public(ip), "{ip} must not count as public");
+        }
+    }
+
+    #[test]
+    fn ordinary_internet_addresses_are_public() {
+        for ip in [
+            "1.1.1.1",
+            "8.8.8.8",
+            "93.184.216.34",
+            "2606:4700::1111",
+            "::ffff:8.8.8.8",
+            "64:ff9b::808:808",
+        ] {
+            assert!(public(ip), "{ip} is public");
+        }
+    }
 }
