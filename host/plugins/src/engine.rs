@@ -1,12 +1,10 @@
 //! The wasmtime side: one [`Engine`] (component model, epoch interruption,
 //! pooling allocator, on-disk code cache), checking and compiling uploads,
-//! telling which world of which contract version a component targets, and
-//! [`Loaded`] — one compiled plugin with its `InstancePre` and one reused
-//! instance behind a mutex.
+//! the state every call's store carries, and [`Loaded`] — one compiled
+//! plugin with its `InstancePre` and one reused instance behind a mutex.
 //!
-//! Both contract versions are served side by side: a component exporting
-//! the 0.1.0 `plugin` world is bound as [`Bound::V1`], one exporting a
-//! 0.2.0 world as the variant of that world. The hooks match on the variant.
+//! Both contract versions are served side by side; which world a component
+//! targets, and how an instance of each is bound, is in `worlds`.
 //!
 //! Calls are synchronous: every hook is a short CPU-bound call (the event bus
 //! publishes synchronously), bounded by the epoch deadline, so a call blocks
@@ -18,103 +16,22 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use wasmtime::component::{Component, HasSelf, Linker, ResourceTable, TypedFunc};
+use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
 use wasmtime::{Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Trap};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::config::PluginConfig;
-use super::event_record::EventRef;
 use super::http_grant::GrantedHttp;
 use super::limits::Limits;
 use super::model::Hook;
+use super::worlds::{Bound, Pre, World, hooks_of, not_served, world_of};
 use crate::store::Store;
 
 pub use super::bindings::{v1, v2};
 
 pub use v1::exports::switchboard::plugin::meta::Hooks;
 pub use v1::switchboard::plugin::types;
-
-/// The first contract version, still served (world `plugin`).
-pub const WORLD_V1: &str = "switchboard:plugin@0.1.0";
-/// The current contract version (one world per kind of plugin).
-pub const WORLD_V2: &str = "switchboard:plugin@0.2.0";
-
-/// A compiled component's world, ready to instantiate.
-enum Pre {
-    V1(v1::PluginPre<HostState>),
-    Filter(v2::filter::EventFilterPluginPre<HostState>),
-    Transform(v2::transform::MessageTransformPluginPre<HostState>),
-    Blast(v2::blast::BlastEndpointPluginPre<HostState>),
-    Integration(v2::integration::IntegrationPluginPre<HostState>),
-}
-
-impl Pre {
-    fn instantiate(&self, store: &mut wasmtime::Store<HostState>) -> wasmtime::Result<Bound> {
-        Ok(match self {
-            Pre::V1(p) => Bound::V1(p.instantiate(store)?),
-            Pre::Filter(p) => Bound::Filter(FilterInstance::new(p, store)?),
-            Pre::Transform(p) => Bound::Transform(p.instantiate(store)?),
-            Pre::Blast(p) => Bound::Blast(p.instantiate(store)?),
-            Pre::Integration(p) => Bound::Integration(p.instantiate(store)?),
-        })
-    }
-}
-
-/// An instance of a plugin, by the world it was built for.
-pub enum Bound {
-    /// World `plugin` of 0.1.0: every hook exported.
-    V1(v1::Plugin),
-    /// World `event-filter-plugin` of 0.2.0.
-    Filter(FilterInstance),
-    /// World `message-transform-plugin` of 0.2.0.
-    Transform(v2::transform::MessageTransformPlugin),
-    /// World `blast-endpoint-plugin` of 0.2.0.
-    Blast(v2::blast::BlastEndpointPlugin),
-    /// World `integration-plugin` of 0.2.0.
-    Integration(v2::integration::IntegrationPlugin),
-}
-
-/// The `filter` export of a 0.2 filter, typed for the borrowed event record.
-pub type FilterFunc = TypedFunc<(EventRef<'static>,), (v2::types::FilterDecision,)>;
-
-/// An instance of world `event-filter-plugin`: its bindings (for `meta`)
-/// and its `filter` export typed for [`EventRef`], which lowers the event's
-/// strings straight from the envelope. (`TypedFunc` is covariant in its
-/// parameters, so the `'static` here accepts a record of any lifetime.)
-pub struct FilterInstance {
-    /// The generated bindings.
-    pub world: v2::filter::EventFilterPlugin,
-    /// `switchboard:plugin/event-filter@0.2.0#filter`.
-    pub filter: FilterFunc,
-}
-
-impl FilterInstance {
-    fn new(
-        pre: &v2::filter::EventFilterPluginPre<HostState>,
-        store: &mut wasmtime::Store<HostState>,
-    ) -> wasmtime::Result<Self> {
-        const INTERFACE: &str = "switchboard:plugin/event-filter@0.2.0";
-        let instance = pre.instance_pre().instantiate(&mut *store)?;
-        let world = v2::filter::EventFilterPlugin::new(&mut *store, &instance)?;
-        let missing = || wasmtime::Error::msg(format!("no export `{INTERFACE}#filter`"));
-        let interface = instance
-            .get_export_index(&mut *store, None, INTERFACE)
-            .ok_or_else(missing)?;
-        let index = instance
-            .get_export_index(&mut *store, Some(&interface), "filter")
-            .ok_or_else(missing)?;
-        let filter = instance.get_typed_func(&mut *store, index)?;
-        Ok(Self { world, filter })
-    }
-}
-
-/// A call on a hook the instance's world does not export: the chains only
-/// hold plugins by the hooks they serve, so this is a host bug, reported as
-/// a failed call rather than a panic.
-pub fn not_served(hook: &str) -> wasmtime::Error {
-    wasmtime::Error::msg(format!("the plugin's world does not export `{hook}`"))
-}
 
 /// What a plugin says of itself once loaded, and what its world tells.
 #[derive(Debug, Clone)]
@@ -129,21 +46,6 @@ pub struct Described {
     pub endpoints: Vec<String>,
     /// The world it targets, with the contract version.
     pub world: String,
-}
-
-/// The hooks named by a 0.1.0 plugin's `describe` flags.
-fn hooks_of(h: Hooks) -> Vec<Hook> {
-    let mut out = Vec::new();
-    if h.contains(Hooks::EVENT_FILTER) {
-        out.push(Hook::EventFilter);
-    }
-    if h.contains(Hooks::MESSAGE_TRANSFORM) {
-        out.push(Hook::MessageTransform);
-    }
-    if h.contains(Hooks::BLAST_ENDPOINT) {
-        out.push(Hook::BlastEndpoint);
-    }
-    out
 }
 
 /// What every call's store carries: the sandbox's WASI (nothing granted),
@@ -333,7 +235,7 @@ impl PluginEngine {
         check_header(bytes)?;
         let component = Component::new(&self.engine, bytes)
             .map_err(|e| LoadError::Invalid(format!("the component failed to compile: {e:#}")))?;
-        let world = self.world_of(&component)?;
+        let world = world_of(&self.engine, &component)?;
         let linker = match world {
             World::Integration => &self.integration_linker,
             _ => &self.linker,
@@ -343,18 +245,7 @@ impl PluginEngine {
                 "the component imports something this host does not offer: {e:#}"
             ))
         })?;
-        let bad = |e: wasmtime::Error| LoadError::IncompatibleWorld(format!("{e:#}"));
-        let pre = match world {
-            World::V1 => Pre::V1(v1::PluginPre::new(pre).map_err(bad)?),
-            World::Filter => Pre::Filter(v2::filter::EventFilterPluginPre::new(pre).map_err(bad)?),
-            World::Transform => {
-                Pre::Transform(v2::transform::MessageTransformPluginPre::new(pre).map_err(bad)?)
-            }
-            World::Blast => Pre::Blast(v2::blast::BlastEndpointPluginPre::new(pre).map_err(bad)?),
-            World::Integration => {
-                Pre::Integration(v2::integration::IntegrationPluginPre::new(pre).map_err(bad)?)
-            }
-        };
+        let pre = Pre::new(world, pre)?;
         let loaded = Arc::new(Loaded {
             engine: self.engine.clone(),
             pre,
@@ -422,105 +313,6 @@ impl PluginEngine {
             world: world.name().to_owned(),
         };
         Ok((loaded, described))
-    }
-
-    /// Which world the component targets, read from its exports: the 0.2
-    /// worlds by their one hook interface beside `meta`, 0.1's `plugin` by
-    /// all four of its exports.
-    fn world_of(&self, component: &Component) -> Result<World, LoadError> {
-        let ty = component.component_type();
-        let exports: Vec<String> = ty
-            .exports(&self.engine)
-            .map(|(name, _)| name.to_owned())
-            .collect();
-        let has = |i: &str, v: &str| exports.contains(&format!("switchboard:plugin/{i}@{v}"));
-        if has("meta", "0.2.0") {
-            let worlds: Vec<World> = [
-                World::Filter,
-                World::Transform,
-                World::Blast,
-                World::Integration,
-            ]
-            .into_iter()
-            .filter(|w| has(w.hook_interface(), "0.2.0"))
-            .collect();
-            return match worlds.as_slice() {
-                [one] => Ok(*one),
-                [] => Err(LoadError::IncompatibleWorld(format!(
-                    "the component exports `meta` of `{WORLD_V2}` but none of its hooks; build it for one world: event-filter-plugin, message-transform-plugin, blast-endpoint-plugin or integration-plugin"
-                ))),
-                _ => Err(LoadError::IncompatibleWorld(format!(
-                    "the component exports several hooks of `{WORLD_V2}`; a 0.2 plugin targets one world (event-filter-plugin, message-transform-plugin, blast-endpoint-plugin or integration-plugin): upload one component per hook"
-                ))),
-            };
-        }
-        let needed = [
-            "meta",
-            "event-filter",
-            "message-transform",
-            "blast-endpoint",
-        ];
-        let missing: Vec<&str> = needed
-            .iter()
-            .copied()
-            .filter(|i| !has(i, "0.1.0"))
-            .collect();
-        if missing.is_empty() {
-            return Ok(World::V1);
-        }
-        let found = exports
-            .iter()
-            .find(|e| e.starts_with("switchboard:plugin/"))
-            .cloned();
-        let why = match found {
-            Some(other) => format!(
-                "the component targets a world version this host does not serve (it exports `{other}`); this host serves `{WORLD_V2}` (event-filter-plugin, message-transform-plugin, blast-endpoint-plugin, integration-plugin) and `{WORLD_V1}` world `plugin`"
-            ),
-            None => format!(
-                "the component exports no world this host serves: `{WORLD_V2}` (event-filter-plugin, message-transform-plugin, blast-endpoint-plugin, integration-plugin) or `{WORLD_V1}` world `plugin` (missing: {}; it exports: {})",
-                missing.join(", "),
-                if exports.is_empty() {
-                    "nothing".to_owned()
-                } else {
-                    exports.join(", ")
-                }
-            ),
-        };
-        Err(LoadError::IncompatibleWorld(why))
-    }
-}
-
-/// The worlds this host serves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum World {
-    V1,
-    Filter,
-    Transform,
-    Blast,
-    Integration,
-}
-
-impl World {
-    /// The 0.2 hook interface the world exports beside `meta`.
-    fn hook_interface(self) -> &'static str {
-        match self {
-            World::V1 => "meta",
-            World::Filter => "event-filter",
-            World::Transform => "message-transform",
-            World::Blast => "blast-endpoint",
-            World::Integration => "integration",
-        }
-    }
-
-    /// The world as plugin records show it.
-    fn name(self) -> &'static str {
-        match self {
-            World::V1 => WORLD_V1,
-            World::Filter => "switchboard:plugin/event-filter-plugin@0.2.0",
-            World::Transform => "switchboard:plugin/message-transform-plugin@0.2.0",
-            World::Blast => "switchboard:plugin/blast-endpoint-plugin@0.2.0",
-            World::Integration => "switchboard:plugin/integration-plugin@0.2.0",
-        }
     }
 }
 

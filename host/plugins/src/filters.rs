@@ -11,10 +11,11 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::engine::types::{self, FilterDecision};
-use super::engine::{Bound, CallFailure, not_served, v2};
+use super::engine::{CallFailure, v2};
 use super::event_record::{EventRef, event_record};
 use super::hooks::Outcome;
 use super::model::Hook;
+use super::worlds::{Bound, not_served};
 use super::{Active, Plugins};
 use crate::domain::event::Envelope;
 use crate::domain::hooks::EventFilter;

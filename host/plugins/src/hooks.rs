@@ -8,8 +8,9 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::engine::types::{self, TransformDecision};
-use super::engine::{Bound, HostState, not_served, v2};
+use super::engine::{HostState, v2};
 use super::model::Hook;
+use super::worlds::{Bound, not_served};
 use super::{Active, Plugins, Slot};
 use crate::domain::hooks::{BlastEndpoints, MessageTransform, PluginRejection};
 use crate::domain::send::{SendKind, SendRequest};

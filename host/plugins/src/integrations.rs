@@ -8,10 +8,11 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-use super::engine::{Bound, HostState, not_served, v2};
+use super::engine::{HostState, v2};
 use super::event_record::event_record;
 use super::hooks::Outcome;
 use super::model::{Grants, Hook};
+use super::worlds::{Bound, not_served};
 use super::{Active, Plugins};
 use crate::domain::event::Envelope;
 use crate::domain::hooks::{Integrations, PluginSender};

@@ -38,6 +38,7 @@ pub mod manifest;
 pub use crate::domain::plugin as model;
 pub mod stats;
 mod wasi_io;
+mod worlds;
 
 pub use binding_ops::BindingIn;
 
