@@ -47,6 +47,7 @@ mod openapi;
 mod pause;
 mod persistence;
 mod plugins;
+mod plugins_address_space;
 mod plugins_admin;
 mod plugins_blast;
 mod plugins_directory;
