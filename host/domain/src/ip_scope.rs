@@ -15,12 +15,21 @@ pub fn is_public(ip: IpAddr) -> bool {
                 return is_public_v4(v4);
             }
             let s = v6.segments();
-            // The well-known NAT64 prefix 64:ff9b::/96 reaches the IPv4
-            // address it embeds, so that address decides.
+            let low_v4 =
+                || Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
+            // The well-known NAT64 prefix 64:ff9b::/96 and IPv4-translated
+            // addresses (::ffff:0:a.b.c.d) reach the IPv4 address they
+            // embed, so that address decides.
             let nat64 = s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0; 4];
-            if nat64 {
+            let translated = s[0..4] == [0; 4] && s[4] == 0xffff && s[5] == 0;
+            if nat64 || translated {
+                return is_public_v4(low_v4());
+            }
+            // 6to4 (2002:a.b.c.d::/48) is relayed to the IPv4 address in
+            // its second and third segments.
+            if s[0] == 0x2002 {
                 let v4 =
-                    Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
+                    Ipv4Addr::new((s[1] >> 8) as u8, s[1] as u8, (s[2] >> 8) as u8, s[2] as u8);
                 return is_public_v4(v4);
             }
             // IPv4-compatible addresses (`::a.b.c.d`, deprecated): some
@@ -37,6 +46,9 @@ pub fn is_public(ip: IpAddr) -> bool {
                 || (s[0] & 0xfe00) == 0xfc00 // unique local
                 || (s[0] & 0xffc0) == 0xfe80 // link local
                 || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
+                || (s[0] & 0xfff0) == 0x3ff0 // documentation (3fff::/20)
+                || (s[0] == 0x2001 && s[1] == 0) // Teredo tunnels
+                || (s[0] == 0x2001 && s[1] == 2 && s[2] == 0) // benchmarking
                 || v6 == Ipv6Addr::from_bits(1)) // ::1 spelled out
         }
     }
@@ -96,6 +108,12 @@ mod tests {
             "::8.8.8.8",
             "64:ff9b::a00:1",
             "64:ff9b:1::808:808",
+            "::ffff:0:10.0.0.1",
+            "2002:7f00:1::1",
+            "2002:c0a8:101::1",
+            "2001:0:4136:e378::1",
+            "2001:2::1",
+            "3fff::1",
         ] {
             assert!(!public(ip), "{ip} must not count as public");
         }
@@ -110,6 +128,9 @@ mod tests {
             "2606:4700::1111",
             "::ffff:8.8.8.8",
             "64:ff9b::808:808",
+            "::ffff:0:8.8.8.8",
+            "2002:808:808::1",
+            "2001:4860:4860::8888",
         ] {
             assert!(public(ip), "{ip} is public");
         }

@@ -95,15 +95,11 @@ impl Plugins {
         let mut chain = chain
             .filter(|a| a.binding.covers(&env.session_id))
             .peekable();
-        let mut text = None;
         while chain.peek().is_some() {
-            match self.run_stretch(&mut chain, &env, &data, text.take()) {
+            match self.run_stretch(&mut chain, &env, &data) {
                 Stretch::Done => break,
                 Stretch::Dropped => return None,
-                Stretch::Replaced(value, json) => {
-                    data = Arc::new(value);
-                    text = Some(json);
-                }
+                Stretch::Replaced(value) => data = Arc::new(value),
             }
         }
         env.data = Arc::try_unwrap(data).unwrap_or_else(|shared| (*shared).clone());
@@ -112,18 +108,19 @@ impl Plugins {
 
     /// Runs filters from `chain` on `env` with `data` until the chain ends,
     /// one drops the event, or one replaces its data. The 0.1 envelope (the
-    /// data as JSON text, `text` when the replacement already gave it) and
-    /// the 0.2 record (borrowing from `env` and `data`) are each made once
-    /// for the stretch, when a filter of that version first needs them.
+    /// data as JSON text) and the 0.2 record (borrowing from `env` and
+    /// `data`) are each made once for the stretch, when a filter of that
+    /// version first needs them. A replacement's text is written again from
+    /// the parsed data rather than passed on as the filter wrote it, so a
+    /// later 0.1 filter sees the very document the deliveries carry (no
+    /// duplicate keys, no number beyond what the data holds).
     fn run_stretch<'a>(
         &self,
         chain: &mut Peekable<impl Iterator<Item = &'a Arc<Active>>>,
         env: &Envelope,
         data: &Arc<Value>,
-        text: Option<String>,
     ) -> Stretch {
         let mut wit: Option<types::Envelope> = None;
-        let mut text = text;
         let mut record: Option<EventRef<'_>> = None;
         for active in chain {
             let (slot, out) = self.run(active, |p, s| match p {
@@ -135,9 +132,7 @@ impl Plugins {
                         // serde_json's writer, not `Display` (which goes
                         // through the formatter and costs twice as much for
                         // a 1 KB event).
-                        data: text.take().unwrap_or_else(|| {
-                            serde_json::to_string(data.as_ref()).unwrap_or_else(|_| "{}".into())
-                        }),
+                        data: serde_json::to_string(data.as_ref()).unwrap_or_else(|_| "{}".into()),
                         offline: env.offline,
                     });
                     p.switchboard_plugin_event_filter()
@@ -163,7 +158,7 @@ impl Plugins {
                 }
                 Outcome::Done(Decision::Replace(json)) => {
                     match serde_json::from_str::<Value>(&json) {
-                        Ok(v @ Value::Object(_)) => return Stretch::Replaced(v, json),
+                        Ok(v @ Value::Object(_)) => return Stretch::Replaced(v),
                         _ => {
                             if let Some(slot) = slot {
                                 self.failed(
@@ -197,8 +192,8 @@ enum Stretch {
     Done,
     /// A filter dropped the event.
     Dropped,
-    /// A filter replaced the data: the new data and its JSON text.
-    Replaced(Value, String),
+    /// A filter replaced the data with this.
+    Replaced(Value),
 }
 
 impl EventFilter for Plugins {
