@@ -109,4 +109,12 @@ mod tests {
             "no record for a deleted session"
         );
     }
+
+    #[test]
+    fn a_fresh_store_has_no_media_and_says_so_without_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        assert!(store.all_media().unwrap().is_empty());
+        assert!(store.media("s", "m").unwrap().is_none());
+    }
 }
