@@ -217,6 +217,7 @@ pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
         whatsapp: networks.whatsapp_counters,
         nats: nats.as_ref().map(|n| n.counters().clone()),
         media: media_counters,
+        integrations: integrations.counters().clone(),
     });
     let tokens = api::tokens::Tokens::load(store.clone(), config.token_rate_window)
         .context("could not read the API tokens")?;

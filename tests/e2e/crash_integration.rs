@@ -119,4 +119,21 @@ async fn after_a_kill_every_owed_event_reaches_the_integration_and_is_answered_o
     texts.sort();
     let want: Vec<String> = (0..5).map(|n| format!("echo: m {n}")).collect();
     assert_eq!(texts, want, "each owed event answered exactly once");
+    // The restarted gateway counts the five it found owed, and five handled.
+    let metrics = api
+        .http()
+        .get(format!("{}/metrics", api.base()))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for line in [
+        "switchboard_integration_outbox_resumed_total 5",
+        "switchboard_integration_deliveries_total{outcome=\"handled\"} 5",
+    ] {
+        assert!(metrics.contains(line), "{line} in:\n{metrics}");
+    }
 }

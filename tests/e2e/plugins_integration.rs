@@ -187,6 +187,19 @@ async fn without_an_http_grant_the_call_is_refused_and_dead_lettered_with_the_re
         dlq(&server, "s").await.is_empty(),
         "the entry left the queue"
     );
+    // Two failed attempts, one dead-lettering, one event handled after the
+    // replay.
+    let wanted = [
+        "switchboard_integration_deliveries_total{outcome=\"failed\"} 2",
+        "switchboard_integration_deliveries_total{outcome=\"dead_lettered\"} 1",
+        "switchboard_integration_deliveries_total{outcome=\"handled\"} 1",
+        "switchboard_integration_deliveries_total{outcome=\"backlog_full\"} 0",
+    ];
+    eventually("the integration counters", || async {
+        let metrics = server.get_text("/metrics").await;
+        wanted.iter().all(|w| metrics.contains(w)).then_some(())
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -133,6 +133,54 @@ impl WebhookCounters {
     }
 }
 
+/// Integration plugin deliveries by outcome.
+#[derive(Debug, Clone)]
+pub struct IntegrationCounters {
+    family: Family<Outcome, Counter>,
+    /// Attempts the plugin's `handle` answered with success.
+    pub handled: Counter,
+    /// Attempts that failed: an error answered, a trap, a timeout, or the
+    /// call limit passed.
+    pub failed: Counter,
+    /// Deliveries moved to the dead-letter queue after their last attempt.
+    pub dead_lettered: Counter,
+    /// Deliveries moved to the dead-letter queue because their binding's
+    /// backlog was full.
+    pub backlog_full: Counter,
+    /// Deliveries found pending in the outbox at start and resumed.
+    pub resumed: Counter,
+}
+
+impl Default for IntegrationCounters {
+    fn default() -> Self {
+        let family = Family::default();
+        Self {
+            handled: outcome(&family, "handled"),
+            failed: outcome(&family, "failed"),
+            dead_lettered: outcome(&family, "dead_lettered"),
+            backlog_full: outcome(&family, "backlog_full"),
+            family,
+            resumed: Counter::default(),
+        }
+    }
+}
+
+impl IntegrationCounters {
+    /// Registers these counters with the gateway's metrics registry.
+    pub fn register(&self, r: &mut Registry) {
+        r.register(
+            "switchboard_integration_deliveries",
+            "Integration plugin delivery attempts and their fate, by outcome",
+            self.family.clone(),
+        );
+        r.register(
+            "switchboard_integration_outbox_resumed",
+            "Integration deliveries found pending in the outbox at start and resumed",
+            self.resumed.clone(),
+        );
+    }
+}
+
 /// Blast sends by outcome.
 #[derive(Debug, Clone)]
 pub struct BlastCounters {

@@ -24,6 +24,7 @@ use bytes::Bytes;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::counters::IntegrationCounters;
 use crate::events::{Outbox, OutboxLimits};
 
 /// The outbox destination of every integration delivery starts with this.
@@ -95,6 +96,7 @@ struct Inner {
     lanes: Mutex<HashMap<String, Lane>>,
     cancel: CancellationToken,
     tasks: TaskTracker,
+    counters: IntegrationCounters,
 }
 
 /// The integration deliveries; cheap to clone.
@@ -124,9 +126,15 @@ impl IntegrationOutbox {
                 lanes: Mutex::new(HashMap::new()),
                 cancel,
                 tasks,
+                counters: IntegrationCounters::default(),
             }),
         };
         Ok(this)
+    }
+
+    /// The delivery counters, for the metrics registry.
+    pub fn counters(&self) -> &IntegrationCounters {
+        &self.inner.counters
     }
 
     /// Hands over the deliveries the outbox still holds.
@@ -137,6 +145,7 @@ impl IntegrationOutbox {
             .outbox_of(|url| url.starts_with(URL_SCHEME))?;
         if !rows.is_empty() {
             tracing::info!(deliveries = rows.len(), "resuming integration deliveries");
+            self.inner.counters.resumed.inc_by(rows.len() as u64);
         }
         for row in rows {
             self.owe(Owed {
@@ -240,10 +249,12 @@ impl IntegrationOutbox {
             };
             match outcome {
                 Ok(()) => {
+                    self.inner.counters.handled.inc();
                     self.inner.store.remove_outbox_later(vec![owed.key.clone()]);
                     self.done(&binding, &owed.key);
                 }
                 Err(why) => {
+                    self.inner.counters.failed.inc();
                     owed.delivery.attempts += 1;
                     let attempts = owed.delivery.attempts;
                     tracing::warn!(binding = %binding, delivery = %owed.key.delivery_id, attempts, error = %why, "an integration plugin failed an event");
@@ -258,8 +269,13 @@ impl IntegrationOutbox {
                                 self.inner.limits.dlq_capacity,
                             )
                             .await;
-                        if let Err(e) = dead {
-                            tracing::error!(error = %e, "could not dead-letter an integration delivery");
+                        match dead {
+                            Ok(_) => {
+                                self.inner.counters.dead_lettered.inc();
+                            }
+                            Err(e) => {
+                                tracing::error!(error = %e, "could not dead-letter an integration delivery");
+                            }
                         }
                         self.done(&binding, &owed.key);
                         continue;
@@ -368,6 +384,10 @@ impl Outbox for IntegrationOutbox {
                 deliveries = evicted.len(),
                 "an integration's backlog is full: its oldest deliveries were dead-lettered (backlog_full)"
             );
+            self.inner
+                .counters
+                .backlog_full
+                .inc_by(evicted.len() as u64);
             let mut lanes = self.lanes();
             for key in &evicted {
                 if let Some(lane) = lanes.get_mut(&key.url[URL_SCHEME.len()..]) {

@@ -17,7 +17,9 @@ pub use crate::network::whatsapp::WhatsAppCounters;
 pub use crate::store::StoreTimings;
 pub use switchboard_api::http_metrics::HttpMetrics;
 pub use switchboard_api::metrics::{CONTENT_TYPE, Metrics};
-pub use switchboard_runtime::counters::{BlastCounters, EventCounters, WebhookCounters};
+pub use switchboard_runtime::counters::{
+    BlastCounters, EventCounters, IntegrationCounters, WebhookCounters,
+};
 
 use crate::blast::Blasts;
 use crate::events::EventBus;
@@ -46,6 +48,8 @@ pub struct Sources {
     pub nats: Option<switchboard_nats::NatsCounters>,
     /// Media downloads, uploads, sweeps and the bytes stored.
     pub media: crate::runtime::counters::MediaCounters,
+    /// Integration plugin deliveries.
+    pub integrations: IntegrationCounters,
 }
 
 /// The gateway's metrics: the API's HTTP metrics, every part's own
@@ -57,6 +61,7 @@ pub fn build(sources: Sources) -> Metrics {
         sources.blasts.counters().register(registry);
         sources.store.timings().register(registry);
         sources.media.register(registry);
+        sources.integrations.register(registry);
         if let Some(whatsapp) = &sources.whatsapp {
             whatsapp.register(registry);
         }
