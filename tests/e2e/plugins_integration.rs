@@ -253,6 +253,40 @@ async fn without_a_send_grant_the_answer_is_refused_and_nothing_is_sent() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_sessions_owed_events_are_not_handed_to_the_plugin_again() {
+    // Retries a few hundred milliseconds apart, many attempts: the event is
+    // still owed when the session goes.
+    let server = TestServer::start_with(|c| {
+        c.integrations.retry_base = Duration::from_millis(300);
+        c.integrations.max_attempts = 20;
+    })
+    .await;
+    server.paired_session("s").await;
+    let bot = Bot::start(false).await;
+    // HTTP granted, `send` not: every attempt asks the bot, then fails.
+    bridge(
+        &server,
+        &bot,
+        json!({ "http": { "hosts": [bot.authority()], "allow_private": true } }),
+    )
+    .await;
+    inbound(&server, "s", "hello").await;
+    eventually("the first attempt", || async {
+        (!bot.seen().is_empty()).then_some(())
+    })
+    .await;
+    server.delete("/api/v1/sessions/s").await.expect(200);
+    let asked = bot.seen().len();
+    // Several retry periods: an owed attempt would have reached the bot.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(
+        bot.seen().len(),
+        asked,
+        "nothing handed over after the deletion"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bot_that_never_answers_holds_back_only_its_own_binding() {
     let server = gateway().await;
     let hung = Bot::start(true).await;

@@ -367,6 +367,7 @@ async fn delete(
     // Retire pending deliveries first, so none can dead-letter into the
     // session's rows after the cascade removed them.
     state.webhooks.forget_session(&id);
+    state.events.forget_session(&id);
     state.sessions.delete(&id).await?;
     // A later session of this id may be another tenant's: no token keeps it.
     state.tokens.remove_session(&id)?;

@@ -378,6 +378,14 @@ impl Outbox for IntegrationOutbox {
         self.inner.limits
     }
 
+    fn forget_session(&self, session_id: &str) {
+        // An attempt already under way ends as it ends; nothing of the
+        // session is attempted after it.
+        for lane in self.lanes().values_mut() {
+            lane.owed.retain(|_, o| o.delivery.session_id != session_id);
+        }
+    }
+
     fn release(&self, seq: u64, deliveries: Vec<NewDelivery>, evicted: Vec<OutboxKey>) {
         if !evicted.is_empty() {
             tracing::warn!(

@@ -59,6 +59,9 @@ pub trait Outbox: Send + Sync + 'static {
     /// them, to be attempted anyway), in sequence order; `evicted` are older
     /// deliveries the write moved to the dead-letter queue.
     fn release(&self, seq: u64, deliveries: Vec<NewDelivery>, evicted: Vec<OutboxKey>);
+    /// Drops what it still holds for a session being deleted (the store's
+    /// cascade removes the rows), so nothing of it is attempted again.
+    fn forget_session(&self, _session_id: &str) {}
 }
 
 /// The bounds of the webhook outbox.
@@ -183,6 +186,14 @@ impl EventBus {
         let mut next = list.to_vec();
         next.push(outbox);
         *list = Arc::from(next);
+    }
+
+    /// Has every outbox drop what it still holds for a session being
+    /// deleted.
+    pub fn forget_session(&self, session_id: &str) {
+        for outbox in self.outboxes().iter() {
+            outbox.forget_session(session_id);
+        }
     }
 
     fn outboxes(&self) -> Arc<[Arc<dyn Outbox>]> {
