@@ -165,6 +165,13 @@ impl Drop for PluginEngine {
 /// Epoch ticks per millisecond of deadline: the ticker advances every millisecond.
 const TICK: Duration = Duration::from_millis(1);
 
+/// The least time instantiating a plugin, and describing it while it is
+/// loaded, may take: a machine under load can take longer than a call's
+/// deadline (50 ms by default) to page a component in the first time, and
+/// that must not refuse a sound upload. A start routine or `describe` that
+/// never returns is still stopped.
+const SETUP_DEADLINE: Duration = Duration::from_secs(1);
+
 impl PluginEngine {
     /// Builds the engine (pooling allocator, falling back to on-demand when
     /// the pool cannot be reserved), the linker and the epoch ticker thread.
@@ -288,21 +295,21 @@ impl PluginEngine {
         // at start runs: its first call runs on a thread of its own.
         let described = if world == World::Integration {
             std::thread::scope(|t| {
-                t.spawn(|| loaded.call("{}", describe))
+                t.spawn(|| loaded.call_setup("{}", describe))
                     .join()
                     .unwrap_or_else(|_| {
                         Err(CallFailure::Trap("`describe` panicked in the host".into()))
                     })
             })
         } else {
-            loaded.call("{}", describe)
+            loaded.call_setup("{}", describe)
         };
         let (name, version, hooks) =
             described.map_err(|e| LoadError::Invalid(format!("`describe` failed: {e}")))?;
         loaded.set_name(&name);
         let endpoints = if hooks.contains(&Hook::BlastEndpoint) {
             loaded
-                .call("{}", |p, s| match p {
+                .call_setup("{}", |p, s| match p {
                     Bound::V1(p) => p.switchboard_plugin_blast_endpoint().call_endpoints(s),
                     Bound::Blast(p) => p.switchboard_plugin_blast_endpoint().call_endpoints(s),
                     _ => Err(not_served("blast-endpoint")),
@@ -436,7 +443,7 @@ impl Loaded {
         let mut store = wasmtime::Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);
         store.epoch_deadline_trap();
-        store.set_epoch_deadline(self.deadline_ticks());
+        store.set_epoch_deadline(self.setup_ticks());
         let plugin = self.pre.instantiate(&mut store)?;
         Ok((store, plugin))
     }
@@ -449,11 +456,37 @@ impl Loaded {
         (timeout.as_millis() as u64).max(1) + 1
     }
 
+    /// The deadline of instantiating (the component's start code runs) and
+    /// of the calls made while loading: a call's, but never under
+    /// [`SETUP_DEADLINE`].
+    fn setup_ticks(&self) -> u64 {
+        self.deadline_ticks()
+            .max(SETUP_DEADLINE.as_millis() as u64 + 1)
+    }
+
+    /// [`Loaded::call`] under the setup deadline, for the calls a load makes.
+    pub(super) fn call_setup<R>(
+        &self,
+        config: &str,
+        f: impl FnOnce(&Bound, &mut wasmtime::Store<HostState>) -> wasmtime::Result<R>,
+    ) -> Result<R, CallFailure> {
+        self.call_within(self.setup_ticks(), config, f)
+    }
+
     /// Runs one export on the reused instance, with `config` visible to the
     /// plugin and the epoch deadline armed. A failed call drops the instance
     /// (a trap may leave it inconsistent); the next call instantiates afresh.
     pub fn call<R>(
         &self,
+        config: &str,
+        f: impl FnOnce(&Bound, &mut wasmtime::Store<HostState>) -> wasmtime::Result<R>,
+    ) -> Result<R, CallFailure> {
+        self.call_within(self.deadline_ticks(), config, f)
+    }
+
+    fn call_within<R>(
+        &self,
+        ticks: u64,
         config: &str,
         f: impl FnOnce(&Bound, &mut wasmtime::Store<HostState>) -> wasmtime::Result<R>,
     ) -> Result<R, CallFailure> {
@@ -471,7 +504,7 @@ impl Loaded {
         store.data_mut().config.clear();
         store.data_mut().config.push_str(config);
         store.data_mut().limits.begin_call();
-        store.set_epoch_deadline(self.deadline_ticks());
+        store.set_epoch_deadline(ticks);
         let out = std::panic::catch_unwind(AssertUnwindSafe(|| f(plugin, store)));
         match out {
             Ok(Ok(r)) => Ok(r),
