@@ -64,6 +64,16 @@ impl Bot {
             .to_owned()
     }
 
+    /// Outbound HTTP to this bot (on loopback, so `allow_private`), and
+    /// `send` when asked.
+    fn grants(&self, send: bool) -> Value {
+        let mut g = json!({ "http": { "hosts": [self.authority()], "allow_private": true } });
+        if send {
+            g["send"] = json!(true);
+        }
+        g
+    }
+
     fn seen(&self) -> Vec<Value> {
         self.seen.lock().unwrap().clone()
     }
@@ -112,12 +122,7 @@ async fn sent_texts(server: &TestServer) -> Vec<String> {
 async fn the_bot_bridge_answers_an_incoming_message_in_its_chat() {
     let server = gateway().await;
     let bot = Bot::start(false).await;
-    bridge(
-        &server,
-        &bot,
-        json!({ "http": { "hosts": [bot.authority()], "allow_private": true }, "send": true }),
-    )
-    .await;
+    bridge(&server, &bot, bot.grants(true)).await;
     let id = inbound(&server, "s", "where is my order?").await;
     let texts = eventually("the bot's answer to go out", || async {
         let t = sent_texts(&server).await;
@@ -161,11 +166,14 @@ async fn without_an_http_grant_the_call_is_refused_and_dead_lettered_with_the_re
     server
         .call(
             reqwest::Method::PUT,
-            &format!("/api/v1/plugins/bindings/{}", binding["id"].as_str().unwrap()),
+            &format!(
+                "/api/v1/plugins/bindings/{}",
+                binding["id"].as_str().unwrap()
+            ),
             Some(json!({
                 "plugin_id": binding["plugin_id"], "hook": "integration",
                 "config": { "endpoint": bot.url },
-                "grants": { "http": { "hosts": [bot.authority()], "allow_private": true }, "send": true },
+                "grants": bot.grants(true),
             })),
         )
         .await
@@ -239,12 +247,7 @@ async fn a_host_the_grant_does_not_list_is_refused() {
 async fn without_a_send_grant_the_answer_is_refused_and_nothing_is_sent() {
     let server = gateway().await;
     let bot = Bot::start(false).await;
-    bridge(
-        &server,
-        &bot,
-        json!({ "http": { "hosts": [bot.authority()], "allow_private": true } }),
-    )
-    .await;
+    bridge(&server, &bot, bot.grants(false)).await;
     inbound(&server, "s", "hello").await;
     let entry = wait_for_dlq(&server, "s", 1).await[0].to_string();
     assert!(entry.contains("does not grant `send`"), "{entry}");
@@ -264,12 +267,7 @@ async fn a_deleted_sessions_owed_events_are_not_handed_to_the_plugin_again() {
     server.paired_session("s").await;
     let bot = Bot::start(false).await;
     // HTTP granted, `send` not: every attempt asks the bot, then fails.
-    bridge(
-        &server,
-        &bot,
-        json!({ "http": { "hosts": [bot.authority()], "allow_private": true } }),
-    )
-    .await;
+    bridge(&server, &bot, bot.grants(false)).await;
     inbound(&server, "s", "hello").await;
     eventually("the first attempt", || async {
         (!bot.seen().is_empty()).then_some(())
