@@ -53,13 +53,10 @@ impl Plugins {
     /// calls for every event (and the entry point the benchmark measures):
     /// with no filter bound it returns at once.
     pub fn filter(&self, env: Envelope) -> Option<Envelope> {
-        // The chains are borrowed from the current snapshot, not copied: this
-        // runs for every event.
-        let chains = self.inner.chains.load();
-        match chains.by_hook.get(&Hook::EventFilter) {
-            Some(chain) if !chain.is_empty() => self.run_filters(chain.iter(), env),
-            _ => Some(env),
-        }
+        let Some(chain) = self.chain(Hook::EventFilter) else {
+            return Some(env);
+        };
+        self.run_filters(chain.iter(), env)
     }
 
     /// The envelope as deliveries to webhook `webhook_id` should see it: the

@@ -23,7 +23,7 @@ pub(super) enum Outcome<R> {
 }
 
 impl Plugins {
-    pub(super) fn chain(&self, hook: Hook) -> Option<Vec<Arc<Active>>> {
+    pub(super) fn chain(&self, hook: Hook) -> Option<Arc<[Arc<Active>]>> {
         let chains = self.inner.chains.load();
         chains.by_hook.get(&hook).filter(|c| !c.is_empty()).cloned()
     }

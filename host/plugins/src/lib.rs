@@ -120,7 +120,9 @@ struct Active {
 #[derive(Default)]
 struct Chains {
     /// By hook; event filters here are the unscoped ones (run before fan-out).
-    by_hook: HashMap<Hook, Vec<Arc<Active>>>,
+    /// Shared slices: a hook's chain is taken for every event or send, so
+    /// taking it costs one reference count, not a copy.
+    by_hook: HashMap<Hook, Arc<[Arc<Active>]>>,
     /// Event filters scoped to some webhooks (run per delivery).
     scoped_filters: Vec<Arc<Active>>,
 }
@@ -232,6 +234,7 @@ impl Plugins {
         all.retain(|b| b.enabled);
         all.sort_by(|a, b| (a.order, a.created_at, &a.id).cmp(&(b.order, b.created_at, &b.id)));
         let mut chains = Chains::default();
+        let mut by_hook: HashMap<Hook, Vec<Arc<Active>>> = HashMap::new();
         for b in all {
             let active = Arc::new(Active {
                 config_text: b.config.to_string(),
@@ -241,13 +244,10 @@ impl Plugins {
             if active.binding.is_webhook_scoped() {
                 chains.scoped_filters.push(active);
             } else {
-                chains
-                    .by_hook
-                    .entry(active.binding.hook)
-                    .or_default()
-                    .push(active);
+                by_hook.entry(active.binding.hook).or_default().push(active);
             }
         }
+        chains.by_hook = by_hook.into_iter().map(|(h, c)| (h, c.into())).collect();
         self.inner.chains.store(Arc::new(chains));
         Ok(())
     }
