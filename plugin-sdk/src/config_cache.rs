@@ -16,8 +16,18 @@ const ENTRIES: usize = 16;
 /// One parsed configuration.
 struct Entry {
     ty: TypeId,
-    text: String,
+    key: Key,
     value: Rc<dyn Any>,
+}
+
+/// What a parsed configuration is found by: its text (0.1, whose host has
+/// no other way to tell configurations apart) or the number the 0.2 host
+/// gives that text (`config-id`), which spares copying the text into the
+/// plugin on every call.
+#[derive(PartialEq, Eq)]
+pub(crate) enum Key {
+    Text(String),
+    Id(u64),
 }
 
 thread_local! {
@@ -32,32 +42,37 @@ thread_local! {
 /// Prefer it to [`config`](crate::config) in filters and transforms that
 /// run on every event or send.
 pub fn config_cached<T: DeserializeOwned + 'static>() -> Result<Rc<T>, serde_json::Error> {
-    cached(crate::config_json())
+    cached(Key::Text(crate::config_json()), String::new)
 }
 
-/// `text` deserialized into `T`, from the cache when this instance parsed
-/// the same text into the same type before. Shared by the 0.1 and 0.2
-/// `config_cached`, which differ only in the host import the text comes from.
+/// The configuration found by `key` deserialized into `T`, from the cache
+/// when this instance parsed it into the same type before; parsed from the
+/// key's text, or from what `text` fetches for a [`Key::Id`], otherwise. Shared by the 0.1 and 0.2 `config_cached`, which differ
+/// in the host imports the key and the text come from.
 pub(crate) fn cached<T: DeserializeOwned + 'static>(
-    text: String,
+    key: Key,
+    text: impl FnOnce() -> String,
 ) -> Result<Rc<T>, serde_json::Error> {
     let ty = TypeId::of::<T>();
     let hit = CACHE.with_borrow(|c| {
         c.iter()
-            .find(|e| e.ty == ty && e.text == text)
+            .find(|e| e.ty == ty && e.key == key)
             .and_then(|e| e.value.clone().downcast::<T>().ok())
     });
     if let Some(v) = hit {
         return Ok(v);
     }
-    let value: Rc<T> = Rc::new(serde_json::from_str(&text)?);
+    let value: Rc<T> = Rc::new(match &key {
+        Key::Text(t) => serde_json::from_str(t)?,
+        Key::Id(_) => serde_json::from_str(&text())?,
+    });
     CACHE.with_borrow_mut(|c| {
         if c.len() >= ENTRIES {
             c.remove(0);
         }
         c.push(Entry {
             ty,
-            text,
+            key,
             value: value.clone(),
         });
     });
@@ -85,5 +100,27 @@ mod tests {
         assert_eq!(config_cached::<Cfg>().unwrap().n, 2);
         testing::set_config(serde_json::json!({ "n": "x" }));
         assert!(config_cached::<Cfg>().is_err());
+    }
+
+    #[test]
+    fn the_0_2_cache_knows_a_configuration_by_its_number_and_a_new_one_afresh() {
+        testing::reset();
+        testing::set_config(serde_json::json!({ "n": 1 }));
+        let a = crate::v2::config_cached::<Cfg>().unwrap();
+        let b = crate::v2::config_cached::<Cfg>().unwrap();
+        assert!(Rc::ptr_eq(&a, &b), "the second call reuses the first parse");
+        testing::set_config(serde_json::json!({ "n": 1 }));
+        let c = crate::v2::config_cached::<Cfg>().unwrap();
+        assert!(
+            !Rc::ptr_eq(&a, &c),
+            "a configuration set again is a new one"
+        );
+        testing::set_config(serde_json::json!({ "n": 2 }));
+        assert_eq!(crate::v2::config_cached::<Cfg>().unwrap().n, 2);
+        testing::reset();
+        assert!(
+            crate::v2::config_cached::<Cfg>().is_err(),
+            "`{{}}` (number 0) is not the configuration cached before the reset"
+        );
     }
 }

@@ -39,6 +39,8 @@ use crate::types::{Contact, Level};
 #[derive(Default)]
 struct State {
     config: Option<String>,
+    /// The number `config-id` answers: 0 for `{}`, a new one per [`set_config`].
+    config_id: u64,
     now_ms: Option<i64>,
     kv: HashMap<String, Vec<u8>>,
     kv_cap: Option<usize>,
@@ -59,8 +61,18 @@ pub fn reset() {
 }
 
 /// The configuration [`config`](crate::config) returns from now on.
+///
+/// Each call gives it a new number for the 0.2 `config-id`, never one an
+/// earlier call on any thread had, so a configuration parsed and cached
+/// before a [`reset`] is not mistaken for this one.
 pub fn set_config(config: Value) {
-    STATE.with(|s| s.borrow_mut().config = Some(config.to_string()));
+    static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        s.config = Some(config.to_string());
+        s.config_id = id;
+    });
 }
 
 /// Fixes the clock [`now_ms`](crate::now_ms) reads (it follows the system clock until set).
@@ -180,6 +192,10 @@ pub(crate) mod double {
 
         pub(crate) fn contact(session_id: &str, jid: &str) -> Option<Contact> {
             find_contact(session_id, jid)
+        }
+
+        pub(crate) fn config_id() -> u64 {
+            STATE.with(|s| s.borrow().config_id)
         }
 
         pub(crate) fn event_data() -> String {

@@ -135,3 +135,75 @@ async fn without_keywords_a_0_2_filter_keeps_every_event() {
     texts.sort_unstable();
     assert_eq!(texts, ["one", "two"]);
 }
+
+/// The texts that reached `receiver`, sorted (deliveries to one URL may
+/// overlap, so they can arrive in any order).
+fn texts(receiver: &TestReceiver) -> Vec<String> {
+    let mut texts: Vec<String> = receiver
+        .requests()
+        .iter()
+        .map(|r| {
+            r.json()["data"]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    texts.sort_unstable();
+    texts
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_instance_decides_under_each_binding_s_configuration_and_a_changed_one() {
+    let server = TestServer::start().await;
+    server.paired_session("a").await;
+    server.paired_session("b").await;
+    let to_a = message_hook(&server, "a").await;
+    let to_b = message_hook(&server, "b").await;
+    let p = upload(&server, KEYWORD_FILTER).await;
+    let bound_a = bind(
+        &server,
+        &p,
+        "event_filter",
+        json!({ "sessions": ["a"], "config": { "keywords": ["apple"] } }),
+    )
+    .await;
+    bind(
+        &server,
+        &p,
+        "event_filter",
+        json!({ "sessions": ["b"], "config": { "keywords": ["berry"] } }),
+    )
+    .await;
+    // Alternating, so the one instance switches configuration on each call.
+    for s in ["a", "b"] {
+        inbound(&server, s, "an apple").await;
+        inbound(&server, s, "a berry").await;
+    }
+    to_a.wait_for(1).await;
+    to_b.wait_for(1).await;
+    wait_until_idle(&server, "a", &to_a.url()).await;
+    wait_until_idle(&server, "b", &to_b.url()).await;
+    assert_eq!(texts(&to_a), ["an apple"]);
+    assert_eq!(texts(&to_b), ["a berry"]);
+
+    // The same binding, now configured for berries.
+    server
+        .put(
+            &format!(
+                "/api/v1/plugins/bindings/{}",
+                bound_a["id"].as_str().unwrap()
+            ),
+            json!({
+                "plugin_id": p["id"], "hook": "event_filter", "sessions": ["a"],
+                "config": { "keywords": ["berry"] }
+            }),
+        )
+        .await
+        .expect(200);
+    inbound(&server, "a", "another apple").await;
+    inbound(&server, "a", "another berry").await;
+    to_a.wait_for(2).await;
+    wait_until_idle(&server, "a", &to_a.url()).await;
+    assert_eq!(texts(&to_a), ["an apple", "another berry"]);
+}

@@ -224,6 +224,11 @@ impl TestServer {
         self.call(Method::POST, path, Some(body)).await
     }
 
+    /// Authenticated PUT with a JSON body.
+    pub async fn put(&self, path: &str, body: Value) -> Resp {
+        self.call(Method::PUT, path, Some(body)).await
+    }
+
     /// Authenticated POST without a body.
     pub async fn post_empty(&self, path: &str) -> Resp {
         self.call(Method::POST, path, None).await

@@ -21,6 +21,7 @@ use wasmtime::{Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Trap
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
+use super::binding_text::BindingText;
 use super::config::PluginConfig;
 use super::http_grant::GrantedHttp;
 use super::limits::Limits;
@@ -59,7 +60,7 @@ pub struct HostState {
     /// The plugin name (log tag).
     pub(super) name: String,
     /// The configuration of the binding being served.
-    pub(super) config: String,
+    pub(super) config: BindingText,
     /// The gateway store (key-value store, contacts).
     pub(super) store: Store,
     /// The data of the event a 0.2 filter is deciding on, for its
@@ -295,21 +296,21 @@ impl PluginEngine {
         // at start runs: its first call runs on a thread of its own.
         let described = if world == World::Integration {
             std::thread::scope(|t| {
-                t.spawn(|| loaded.call_setup("{}", describe))
+                t.spawn(|| loaded.call_setup(&BindingText::none(), describe))
                     .join()
                     .unwrap_or_else(|_| {
                         Err(CallFailure::Trap("`describe` panicked in the host".into()))
                     })
             })
         } else {
-            loaded.call_setup("{}", describe)
+            loaded.call_setup(&BindingText::none(), describe)
         };
         let (name, version, hooks) =
             described.map_err(|e| LoadError::Invalid(format!("`describe` failed: {e}")))?;
         loaded.set_name(&name);
         let endpoints = if hooks.contains(&Hook::BlastEndpoint) {
             loaded
-                .call_setup("{}", |p, s| match p {
+                .call_setup(&BindingText::none(), |p, s| match p {
                     Bound::V1(p) => p.switchboard_plugin_blast_endpoint().call_endpoints(s),
                     Bound::Blast(p) => p.switchboard_plugin_blast_endpoint().call_endpoints(s),
                     _ => Err(not_served("blast-endpoint")),
@@ -431,7 +432,7 @@ impl Loaded {
             limits,
             plugin_id: self.plugin_id.clone(),
             name,
-            config: "{}".into(),
+            config: BindingText::none(),
             store: self.store.clone(),
             kv_cap: self.cfg.kv_cap_bytes,
             event_data: None,
@@ -467,7 +468,7 @@ impl Loaded {
     /// [`Loaded::call`] under the setup deadline, for the calls a load makes.
     pub(super) fn call_setup<R>(
         &self,
-        config: &str,
+        config: &BindingText,
         f: impl FnOnce(&Bound, &mut wasmtime::Store<HostState>) -> wasmtime::Result<R>,
     ) -> Result<R, CallFailure> {
         self.call_within(self.setup_ticks(), config, f)
@@ -478,7 +479,7 @@ impl Loaded {
     /// (a trap may leave it inconsistent); the next call instantiates afresh.
     pub fn call<R>(
         &self,
-        config: &str,
+        config: &BindingText,
         f: impl FnOnce(&Bound, &mut wasmtime::Store<HostState>) -> wasmtime::Result<R>,
     ) -> Result<R, CallFailure> {
         self.call_within(self.deadline_ticks(), config, f)
@@ -487,7 +488,7 @@ impl Loaded {
     fn call_within<R>(
         &self,
         ticks: u64,
-        config: &str,
+        config: &BindingText,
         f: impl FnOnce(&Bound, &mut wasmtime::Store<HostState>) -> wasmtime::Result<R>,
     ) -> Result<R, CallFailure> {
         let mut slot = self.instance.lock().unwrap_or_else(|p| p.into_inner());
@@ -501,8 +502,9 @@ impl Loaded {
         let Some((store, plugin)) = slot.as_mut() else {
             return Err(CallFailure::Trap("no instance".into()));
         };
-        store.data_mut().config.clear();
-        store.data_mut().config.push_str(config);
+        if store.data().config.id() != config.id() {
+            store.data_mut().config = config.clone();
+        }
         store.data_mut().limits.begin_call();
         store.set_epoch_deadline(ticks);
         let out = std::panic::catch_unwind(AssertUnwindSafe(|| f(plugin, store)));

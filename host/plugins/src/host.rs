@@ -37,7 +37,7 @@ impl Host for HostState {
     }
 
     fn config(&mut self) -> String {
-        self.config.clone()
+        self.config.text().to_owned()
     }
 
     fn now_ms(&mut self) -> i64 {
@@ -104,6 +104,10 @@ impl v2::host::Host for HostState {
 
     fn config(&mut self) -> String {
         Host::config(self)
+    }
+
+    fn config_id(&mut self) -> u64 {
+        self.config.id()
     }
 
     fn now_ms(&mut self) -> i64 {

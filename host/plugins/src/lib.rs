@@ -23,6 +23,7 @@
 //!   (inside the send core) and [`Plugins::expand`] (the blast worker).
 
 mod binding_ops;
+pub mod binding_text;
 mod bindings;
 pub mod config;
 pub mod directory;
@@ -56,6 +57,7 @@ use sha2::{Digest, Sha256};
 
 use crate::domain::time::unix_now;
 use crate::store::{Store, StoreError};
+use binding_text::BindingText;
 use config::PluginConfig;
 use engine::{CallFailure, LoadError, Loaded, PluginEngine};
 use model::{Binding, FailurePolicy, Hook, PluginRecord, PluginStatus, Source};
@@ -111,7 +113,7 @@ struct Slot {
 /// A binding ready for the hot path, with its plugin's slot resolved.
 struct Active {
     binding: Binding,
-    config_text: String,
+    config_text: BindingText,
     /// `None` when the plugin is not loaded (a stored plugin that failed to load).
     slot: Option<Arc<Slot>>,
 }
@@ -237,7 +239,7 @@ impl Plugins {
         let mut by_hook: HashMap<Hook, Vec<Arc<Active>>> = HashMap::new();
         for b in all {
             let active = Arc::new(Active {
-                config_text: b.config.to_string(),
+                config_text: BindingText::new(b.config.to_string()),
                 slot: self.slot(&b.plugin_id),
                 binding: b,
             });

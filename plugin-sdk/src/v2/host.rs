@@ -22,7 +22,7 @@ mod imports {
     use crate::types::{Contact, Level};
     use crate::v2::bindings::host::switchboard::plugin::host as wit;
 
-    pub(super) use wit::{config, event_data, kv_delete, kv_get, kv_set, now_ms};
+    pub(super) use wit::{config, config_id, event_data, kv_delete, kv_get, kv_set, now_ms};
 
     pub(super) fn log(level: Level, message: &str) {
         wit::log(level.into(), message);
@@ -54,11 +54,13 @@ pub fn config<T: DeserializeOwned>() -> Result<T, serde_json::Error> {
 }
 
 /// The binding's configuration deserialized into `T`, parsed once per
-/// instance and configuration text (see [`crate::config_cached`], its 0.1
+/// instance and configuration (see [`crate::config_cached`], its 0.1
 /// twin). Prefer it to [`config`] in filters and transforms that run on
-/// every event or send.
+/// every event or send: a call that finds it parsed asks the host only for
+/// the configuration's number (`config-id`), not for its text.
 pub fn config_cached<T: DeserializeOwned + 'static>() -> Result<Rc<T>, serde_json::Error> {
-    crate::config_cache::cached(config_json())
+    use crate::config_cache::{Key, cached};
+    cached(Key::Id(imports::config_id()), config_json)
 }
 
 /// The current time, Unix milliseconds (the only clock a plugin has).
