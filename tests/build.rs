@@ -35,6 +35,7 @@ const RUST_PLUGINS: &[(&str, &str)] = &[
     ("hostile-loop", "HOSTILE_LOOP"),
     ("hostile-memory", "HOSTILE_MEMORY"),
     ("hostile-trap", "HOSTILE_TRAP"),
+    ("record-echo", "RECORD_ECHO"),
 ];
 
 /// The componentize-py release the Python plugins are built with.

@@ -7,9 +7,11 @@
 use serde_json::{Value, json};
 use switchboard_tests::TestServer;
 use switchboard_tests::plugins::{
-    JS_KEYWORD_FILTER, KEYWORD_FILTER, PYTHON_KEYWORD_FILTER, REDACTOR,
+    JS_KEYWORD_FILTER, KEYWORD_FILTER, PYTHON_KEYWORD_FILTER, RECORD_ECHO, REDACTOR,
 };
-use switchboard_tests::receiver::{TestReceiver, inbound, message_hook, wait_until_idle};
+use switchboard_tests::receiver::{
+    TestReceiver, add_webhook, inbound, message_hook, wait_until_idle,
+};
 
 use crate::plugins_support::{bind, plugin, upload};
 
@@ -206,4 +208,108 @@ async fn one_instance_decides_under_each_binding_s_configuration_and_a_changed_o
     to_a.wait_for(2).await;
     wait_until_idle(&server, "a", &to_a.url()).await;
     assert_eq!(texts(&to_a), ["an apple", "another berry"]);
+}
+
+/// The envelopes `receiver` got, by message id.
+fn by_message_id(receiver: &TestReceiver) -> std::collections::HashMap<String, Value> {
+    receiver
+        .requests()
+        .iter()
+        .map(|r| r.json())
+        .map(|b| {
+            let id = b["data"]["message_id"]
+                .as_str()
+                .or_else(|| b["data"]["record"]["message"]["message_id"].as_str())
+                .unwrap_or_default()
+                .to_owned();
+            (id, b)
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_field_of_the_typed_record_reaches_a_0_2_filter_as_the_event_carries_it() {
+    let server = TestServer::start().await;
+    server.paired_session("s").await;
+    let plain = message_hook(&server, "s").await;
+    let echoed = TestReceiver::start().await;
+    let hook = add_webhook(
+        &server,
+        "s",
+        json!({ "url": echoed.url(), "events": ["message"] }),
+    )
+    .await;
+    let p = upload(&server, RECORD_ECHO).await;
+    // Scoped to the second webhook only: the first gets the data as it was.
+    bind(
+        &server,
+        &p,
+        "event_filter",
+        json!({ "webhooks": [hook["id"]] }),
+    )
+    .await;
+    let sent = [
+        json!({
+            "from": "15550001111", "chat": "120363000000000001@g.us",
+            "text": "zwölf Äpfel 🍏, \"quoted\"", "push_name": "Ann Ö",
+            "quoted_message_id": "QUOTED1", "forwarded": true, "offline": true,
+        }),
+        json!({
+            "from": "15550002222", "message_type": "image", "caption": "a caption",
+            "media": { "data": "aGk=", "mimetype": "image/png" }, "media_mimetype": "image/png",
+        }),
+        json!({ "from": "15550003333", "location": { "latitude": 52.5, "longitude": 13.4 } }),
+    ];
+    let mut ids = Vec::new();
+    for body in sent {
+        let r = server
+            .post("/api/v1/sim/sessions/s/inbound", body)
+            .await
+            .expect(200);
+        ids.push(r["message_id"].as_str().unwrap().to_owned());
+    }
+    plain.wait_for(ids.len()).await;
+    echoed.wait_for(ids.len()).await;
+    wait_until_idle(&server, "s", &plain.url()).await;
+    wait_until_idle(&server, "s", &echoed.url()).await;
+    let (plain, echoed) = (by_message_id(&plain), by_message_id(&echoed));
+    for id in &ids {
+        let env = &plain[id];
+        let data = &env["data"];
+        let record = &echoed[id]["data"]["record"];
+        let m = &record["message"];
+        assert_eq!(record["session_id"], env["session_id"], "{record}");
+        assert_eq!(record["event"], "message", "{record}");
+        assert_eq!(record["timestamp"], env["timestamp"], "{record}");
+        assert_eq!(record.get("offline"), env.get("offline"), "{record} {env}");
+        for (field, key) in [
+            ("message_id", "message_id"),
+            ("from", "from"),
+            ("from_phone", "from_phone"),
+            ("chat", "chat"),
+            ("chat_phone", "chat_phone"),
+            ("participant", "participant"),
+            ("message_type", "message_type"),
+            ("text", "text"),
+            ("caption", "caption"),
+            ("is_group", "is_group"),
+            ("is_from_me", "is_from_me"),
+            ("push_name", "push_name"),
+            ("quoted_id", "quoted_message_id"),
+            ("media_mimetype", "media_mimetype"),
+        ] {
+            assert_eq!(m[field], data[key], "`{field}` of {m} against {data}");
+        }
+        assert_eq!(
+            m["forwarded"],
+            data["forwarded"].as_bool().unwrap_or(false),
+            "{m}"
+        );
+    }
+    // The cases the record must tell apart were really sent.
+    let first = &plain[&ids[0]];
+    assert_eq!(first["data"]["is_group"], true, "{first}");
+    assert_eq!(first["offline"], true, "{first}");
+    assert_eq!(plain[&ids[1]]["data"]["media_mimetype"], "image/png");
+    assert!(plain[&ids[2]]["data"]["text"].is_null(), "no text");
 }

@@ -26,6 +26,9 @@ pub const HOSTILE_LOOP: &str = env!("SWITCHBOARD_PLUGIN_HOSTILE_LOOP");
 pub const HOSTILE_MEMORY: &str = env!("SWITCHBOARD_PLUGIN_HOSTILE_MEMORY");
 /// Hostile: its filter panics (traps) on every call.
 pub const HOSTILE_TRAP: &str = env!("SWITCHBOARD_PLUGIN_HOSTILE_TRAP");
+/// 0.2 event filter for tests: replaces the data with `{"record": …}`, the
+/// typed record it was handed.
+pub const RECORD_ECHO: &str = env!("SWITCHBOARD_PLUGIN_RECORD_ECHO");
 /// Python (componentize-py) event filter: upper-cases message text (a `replace`).
 pub const PYTHON_SHOUTER: &str = env!("SWITCHBOARD_PLUGIN_PYTHON_SHOUTER");
 /// Python (componentize-py) event filter, contract 0.2: keeps message events
@@ -46,6 +49,7 @@ pub const ALL: &[(&str, &str)] = &[
     ("hostile-loop", HOSTILE_LOOP),
     ("hostile-memory", HOSTILE_MEMORY),
     ("hostile-trap", HOSTILE_TRAP),
+    ("record-echo", RECORD_ECHO),
     ("python-shouter", PYTHON_SHOUTER),
     ("python-keyword-filter", PYTHON_KEYWORD_FILTER),
     ("js-keyword-filter", JS_KEYWORD_FILTER),

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use super::engine::types::{self, FilterDecision};
 use super::engine::{CallFailure, v2};
+use super::event_lowering::EventArg;
 use super::event_record::{EventRef, event_record};
 use super::hooks::Outcome;
 use super::model::Hook;
@@ -139,7 +140,7 @@ impl Plugins {
                 Bound::Filter(p) => {
                     let record = *record.get_or_insert_with(|| event_record(env, data));
                     s.data_mut().event_data = Some(data.clone());
-                    let out = p.filter.call(&mut *s, (record,)).map(|(d,)| d);
+                    let out = p.filter.call(&mut *s, (EventArg(record),)).map(|(d,)| d);
                     s.data_mut().event_data = None;
                     out.map(Decision::from)
                 }

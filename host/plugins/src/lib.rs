@@ -28,6 +28,7 @@ mod bindings;
 pub mod config;
 pub mod directory;
 pub mod engine;
+mod event_lowering;
 mod event_record;
 mod filters;
 mod hooks;

@@ -8,7 +8,7 @@ use wasmtime::Engine;
 use wasmtime::component::{Component, InstancePre, TypedFunc};
 
 use super::engine::{Hooks, HostState, LoadError, v1, v2};
-use super::event_record::EventRef;
+use super::event_lowering::EventArg;
 use super::model::Hook;
 
 /// The first contract version, still served (world `plugin`).
@@ -73,10 +73,10 @@ pub enum Bound {
 }
 
 /// The `filter` export of a 0.2 filter, typed for the borrowed event record.
-pub type FilterFunc = TypedFunc<(EventRef<'static>,), (v2::types::FilterDecision,)>;
+pub type FilterFunc = TypedFunc<(EventArg<'static>,), (v2::types::FilterDecision,)>;
 
 /// An instance of world `event-filter-plugin`: its bindings (for `meta`)
-/// and its `filter` export typed for [`EventRef`], which lowers the event's
+/// and its `filter` export typed for [`EventArg`], which lowers the event's
 /// strings straight from the envelope. (`TypedFunc` is covariant in its
 /// parameters, so the `'static` here accepts a record of any lifetime.)
 pub struct FilterInstance {
