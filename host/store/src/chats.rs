@@ -4,10 +4,12 @@
 //! flags the account's devices change are written here too, and a chat is
 //! deleted with its messages.
 
+use std::collections::HashMap;
+
 use redb::{ReadableTable, WriteTransaction};
 
 use super::tables::{
-    CHAT_MESSAGES, CHATS, CHATS_INDEXED_KEY, LID_MAP, MESSAGE_IDS, MESSAGES, META,
+    CHAT_MESSAGES, CHATS, CHATS_INDEXED_KEY, LID_MAP, MESSAGE_IDS, MESSAGES, META, opened,
 };
 use super::{Store, StoreResult, decode, encode};
 use crate::domain::chat::ChatRecord;
@@ -55,35 +57,101 @@ pub(crate) fn index_message(
     record: &MessageRecord,
     seq: u64,
 ) -> StoreResult<()> {
-    let session = record.session_id.as_str();
-    let phone = record
-        .body
-        .get("chat_phone")
-        .and_then(serde_json::Value::as_str);
-    let key = chat_key(&tx.open_table(LID_MAP)?, session, &record.chat, phone)?;
-    let chat = key.as_str();
-    let earlier = tx
-        .open_table(MESSAGE_IDS)?
-        .insert((session, record.message_id.as_str()), seq)?
-        .map(|v| v.value());
-    let mut index = tx.open_table(CHAT_MESSAGES)?;
-    index.insert((session, chat, seq), record.message_id.as_str())?;
-    // A message id the chat holds already (a live location's next update,
-    // or a redelivery after a restart, past the in-memory dedup) is kept in
-    // the history but counted once.
-    if let Some(old) = earlier
-        && index.get((session, chat, old))?.is_some()
-    {
-        return Ok(());
+    let mut index = ChatIndex::new(tx);
+    index.index(record, seq)?;
+    index.close()
+}
+
+/// The chat index's tables, each opened when first needed and kept open
+/// for a run of message writes, and the chats those writes changed, kept
+/// in memory until [`ChatIndex::close`] writes each once: a burst of
+/// messages in one chat (a busy group) reads and writes its record once,
+/// not once per message.
+pub(crate) struct ChatIndex<'t> {
+    tx: &'t WriteTransaction,
+    lids: Option<redb::Table<'t, (&'static str, &'static str), &'static str>>,
+    ids: Option<redb::Table<'t, (&'static str, &'static str), u64>>,
+    listed: Option<redb::Table<'t, (&'static str, &'static str, u64), &'static str>>,
+    chats: Option<redb::Table<'t, (&'static str, &'static str), &'static [u8]>>,
+    /// Chats changed and not yet written, by (session, chat key).
+    changed: HashMap<(String, String), ChatRecord>,
+}
+
+impl<'t> ChatIndex<'t> {
+    /// An index over `tx` with nothing opened yet.
+    pub(crate) fn new(tx: &'t WriteTransaction) -> Self {
+        ChatIndex {
+            tx,
+            lids: None,
+            ids: None,
+            listed: None,
+            chats: None,
+            changed: HashMap::new(),
+        }
     }
-    let mut chats = tx.open_table(CHATS)?;
-    let mut c = match chats.get((session, chat))? {
-        Some(v) => decode::<ChatRecord>(v.value())?,
-        None => ChatRecord::new(chat),
-    };
-    c.on_message(record);
-    chats.insert((session, chat), encode(&c)?.as_slice())?;
-    Ok(())
+
+    /// Indexes message record `record`, stored as `MESSAGES` row `seq`,
+    /// and takes it into its chat (written by [`ChatIndex::close`]).
+    pub(crate) fn index(&mut self, record: &MessageRecord, seq: u64) -> StoreResult<()> {
+        let tx = self.tx;
+        let session = record.session_id.as_str();
+        let phone = record
+            .body
+            .get("chat_phone")
+            .and_then(serde_json::Value::as_str);
+        let key = chat_key(
+            opened(&mut self.lids, tx, LID_MAP)?,
+            session,
+            &record.chat,
+            phone,
+        )?;
+        let chat = key.as_str();
+        let earlier = opened(&mut self.ids, tx, MESSAGE_IDS)?
+            .insert((session, record.message_id.as_str()), seq)?
+            .map(|v| v.value());
+        let listed = opened(&mut self.listed, tx, CHAT_MESSAGES)?;
+        listed.insert((session, chat, seq), record.message_id.as_str())?;
+        // A message id the chat holds already (a live location's next
+        // update, or a redelivery after a restart, past the in-memory
+        // dedup) is kept in the history but counted once.
+        if let Some(old) = earlier
+            && listed.get((session, chat, old))?.is_some()
+        {
+            return Ok(());
+        }
+        let slot = (session.to_owned(), key);
+        if !self.changed.contains_key(&slot) {
+            let stored =
+                match opened(&mut self.chats, tx, CHATS)?.get((session, slot.1.as_str()))? {
+                    Some(v) => decode::<ChatRecord>(v.value())?,
+                    None => ChatRecord::new(&slot.1),
+                };
+            self.changed.insert(slot.clone(), stored);
+        }
+        if let Some(c) = self.changed.get_mut(&slot) {
+            c.on_message(record);
+        }
+        Ok(())
+    }
+
+    /// Writes every changed chat and closes the tables (a later
+    /// [`ChatIndex::index`] opens them again).
+    pub(crate) fn close(&mut self) -> StoreResult<()> {
+        if !self.changed.is_empty() {
+            let chats = opened(&mut self.chats, self.tx, CHATS)?;
+            for ((session, chat), record) in self.changed.drain() {
+                chats.insert(
+                    (session.as_str(), chat.as_str()),
+                    encode(&record)?.as_slice(),
+                )?;
+            }
+        }
+        self.lids = None;
+        self.ids = None;
+        self.listed = None;
+        self.chats = None;
+        Ok(())
+    }
 }
 
 /// Indexes every message record of a store written before the chat index

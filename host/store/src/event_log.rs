@@ -8,13 +8,19 @@
 //! slack so pruning is amortised) and by age ([`Store::prune_event_log`],
 //! run periodically). A stream client resumes from it.
 
+use std::sync::{Arc, Mutex};
+
 use redb::{ReadableTable, WriteTransaction};
 
+use super::batch::Slot;
+use super::chats::ChatIndex;
 use super::outbox::{
     NewDelivery, OutboxKey, OutboxTables, PayloadKeeper, Removals, RowPayload, encode_row,
+    evict_oldest,
 };
 use super::tables::{
     EVENT_COUNT_KEY, EVENT_LOG, EVENT_PRUNED_KEY, EVENT_SEQ_KEY, MESSAGE_SEQ_KEY, MESSAGES, META,
+    opened,
 };
 use super::{Store, StoreError, StoreResult, encode};
 use crate::domain::message::MessageRecord;
@@ -208,8 +214,92 @@ impl PreparedEvent {
         } = self;
         rows.seq = seq;
         write.seq = seq;
-        let removals = store.removals.clone();
-        store.write_grouped_then(move |tx| rows.apply(tx, &removals), move |r| then(write, r));
+        let out: Slot<Vec<OutboxKey>> = Arc::new(Mutex::new(None));
+        let job = EventJob {
+            rows,
+            removals: store.removals.clone(),
+            out: out.clone(),
+        };
+        store.write_event_then(job, out, move |r| then(write, r));
+    }
+}
+
+/// One event's write as the store's writer runs it (see
+/// [`Store::write_event_then`]).
+pub(crate) struct EventJob {
+    rows: Prepared,
+    removals: Removals,
+    /// The outbox keys the write moved to the dead-letter queue.
+    out: Slot<Vec<OutboxKey>>,
+}
+
+impl EventJob {
+    /// Writes the event with `tables` (shared with the events written
+    /// before and after it in the same transaction).
+    pub(crate) fn apply(&mut self, tables: &mut EventTables<'_>) -> StoreResult<()> {
+        let evicted = self.rows.apply(tables, &self.removals)?;
+        *self.out.lock().unwrap_or_else(|p| p.into_inner()) = Some(evicted);
+        Ok(())
+    }
+}
+
+/// The tables an event's write uses, each opened when first needed and
+/// left open for the next event of the same transaction; the chat index
+/// keeps the chats it changed until [`EventTables::close`]. Anything that
+/// opens one of these tables itself (pruning, eviction, a write that is not
+/// an event's) runs only after `close`.
+pub(crate) struct EventTables<'t> {
+    tx: &'t WriteTransaction,
+    meta: Option<redb::Table<'t, &'static str, u64>>,
+    messages: Option<redb::Table<'t, (&'static str, u64), &'static [u8]>>,
+    log: Option<redb::Table<'t, u64, &'static [u8]>>,
+    outbox: Option<OutboxTables<'t>>,
+    chats: ChatIndex<'t>,
+}
+
+impl<'t> EventTables<'t> {
+    /// Nothing opened yet.
+    pub(crate) fn new(tx: &'t WriteTransaction) -> Self {
+        EventTables {
+            tx,
+            meta: None,
+            messages: None,
+            log: None,
+            outbox: None,
+            chats: ChatIndex::new(tx),
+        }
+    }
+
+    fn meta(&mut self) -> StoreResult<&mut redb::Table<'t, &'static str, u64>> {
+        opened(&mut self.meta, self.tx, META)
+    }
+
+    fn messages(
+        &mut self,
+    ) -> StoreResult<&mut redb::Table<'t, (&'static str, u64), &'static [u8]>> {
+        opened(&mut self.messages, self.tx, MESSAGES)
+    }
+
+    fn log(&mut self) -> StoreResult<&mut redb::Table<'t, u64, &'static [u8]>> {
+        opened(&mut self.log, self.tx, EVENT_LOG)
+    }
+
+    fn outbox(&mut self) -> StoreResult<&mut OutboxTables<'t>> {
+        let outbox = match self.outbox.take() {
+            Some(o) => o,
+            None => OutboxTables::open(self.tx)?,
+        };
+        Ok(self.outbox.insert(outbox))
+    }
+
+    /// Writes the chats changed and closes every table.
+    pub(crate) fn close(&mut self) -> StoreResult<()> {
+        self.chats.close()?;
+        self.meta = None;
+        self.messages = None;
+        self.log = None;
+        self.outbox = None;
+        Ok(())
     }
 }
 
@@ -271,11 +361,15 @@ impl Prepared {
     /// Writes the event, and the delivered rows waiting for removal (taken
     /// on the first run; a run again after a failed batch reuses them, and a
     /// write that fails for good gives them back).
-    fn apply(&mut self, tx: &WriteTransaction, removals: &Removals) -> StoreResult<Vec<OutboxKey>> {
+    fn apply(
+        &mut self,
+        tables: &mut EventTables<'_>,
+        removals: &Removals,
+    ) -> StoreResult<Vec<OutboxKey>> {
         if self.removals.is_none() {
             self.removals = Some(removals.take());
         }
-        let result = self.apply_event(tx);
+        let result = self.apply_event(tables);
         if result.is_err() {
             // This transaction is dropped; if the job runs again (its batch
             // failed) it takes them from the shared list once more.
@@ -284,66 +378,72 @@ impl Prepared {
         result
     }
 
-    /// Each table is opened once: a write per event is the hot path of the
-    /// whole gateway, and every open and close of a table costs a lookup
-    /// and a root update.
-    fn apply_event(&mut self, tx: &WriteTransaction) -> StoreResult<Vec<OutboxKey>> {
-        let mut meta = tx.open_table(META)?;
+    /// The hot path of the whole gateway: every table it touches stays
+    /// open for the next event (see [`EventTables`]).
+    fn apply_event(&mut self, t: &mut EventTables<'_>) -> StoreResult<Vec<OutboxKey>> {
         if let Some((record, bytes)) = &self.message {
-            let seq = get(&meta, MESSAGE_SEQ_KEY)? + 1;
+            let meta = t.meta()?;
+            let seq = get(meta, MESSAGE_SEQ_KEY)? + 1;
             meta.insert(MESSAGE_SEQ_KEY, seq)?;
-            tx.open_table(MESSAGES)?
+            t.messages()?
                 .insert((record.session_id.as_str(), seq), bytes.as_slice())?;
-            super::chats::index_message(tx, record, seq)?;
+            t.chats.index(record, seq)?;
         }
         let taken = self.removals.as_deref().unwrap_or_default();
         if self.logged.is_none() && self.deliveries.is_empty() {
             if !taken.is_empty() {
-                OutboxTables::open(tx)?.remove(taken)?;
+                t.outbox()?.remove(taken)?;
             }
             return Ok(Vec::new());
         }
-        if get(&meta, EVENT_SEQ_KEY)? < self.seq {
+        let meta = t.meta()?;
+        if get(meta, EVENT_SEQ_KEY)? < self.seq {
             meta.insert(EVENT_SEQ_KEY, self.seq)?;
         }
         if let Some(row) = &self.logged {
-            let mut log = tx.open_table(EVENT_LOG)?;
-            log.insert(self.seq, row.as_slice())?;
-            let count = get(&meta, EVENT_COUNT_KEY)? + 1;
+            t.log()?.insert(self.seq, row.as_slice())?;
+            let meta = t.meta()?;
+            let count = get(meta, EVENT_COUNT_KEY)? + 1;
             if count > self.log_limit + PRUNE_SLACK {
-                self.prune_to_limit(tx, &mut log, &mut meta, count)?;
+                self.prune_to_limit(t, count)?;
             } else {
                 meta.insert(EVENT_COUNT_KEY, count)?;
             }
         }
-        drop(meta);
-        let mut outbox = OutboxTables::open(tx)?;
-        let evicted = outbox.add(
-            tx,
-            self.seq,
-            &self.deliveries,
-            self.backlog_limit,
-            self.dlq_capacity,
-        )?;
-        outbox.remove(taken)?;
+        let over = t
+            .outbox()?
+            .add(self.seq, &self.deliveries, self.backlog_limit)?;
+        let mut evicted = Vec::new();
+        if !over.is_empty() {
+            // Eviction opens the outbox, the log, the dead-letter queue and
+            // the meta table itself.
+            t.close()?;
+            for (url, n) in over {
+                evicted.extend(evict_oldest(
+                    t.tx,
+                    &url,
+                    n,
+                    self.backlog_limit,
+                    self.dlq_capacity,
+                )?);
+            }
+        }
+        t.outbox()?.remove(taken)?;
         Ok(evicted)
     }
 
     /// Drops the oldest rows down to the log's limit (a pending delivery
     /// that points at one gets its payload copied in first).
-    fn prune_to_limit(
-        &self,
-        tx: &WriteTransaction,
-        log: &mut redb::Table<'_, u64, &'static [u8]>,
-        meta: &mut redb::Table<'_, &'static str, u64>,
-        count: u64,
-    ) -> StoreResult<()> {
+    fn prune_to_limit(&self, t: &mut EventTables<'_>, count: u64) -> StoreResult<()> {
         let excess = count - self.log_limit;
+        // The keeper reads and rewrites the outbox itself.
+        t.outbox = None;
+        let tx = t.tx;
         let mut keeper = PayloadKeeper::new(tx)?;
         let mut last = 0u64;
         let mut gone = 0u64;
         while gone < excess {
-            let Some((k, v)) = log.pop_first()? else {
+            let Some((k, v)) = t.log()?.pop_first()? else {
                 break;
             };
             last = k.value();
@@ -351,6 +451,7 @@ impl Prepared {
             gone += 1;
         }
         keeper.keep(tx)?;
+        let meta = t.meta()?;
         meta.insert(EVENT_COUNT_KEY, count - gone)?;
         let pruned = get(meta, EVENT_PRUNED_KEY)?.max(last);
         meta.insert(EVENT_PRUNED_KEY, pruned)?;

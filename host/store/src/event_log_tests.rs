@@ -68,3 +68,71 @@ fn the_log_is_pruned_by_count_and_by_age_and_says_how_far() {
         }
     );
 }
+
+/// An inbound text message event of `chat`, its record stored.
+fn message_event(seq: u64, id: &str, chat: &str) -> EventWrite {
+    use crate::domain::message::{Direction, MessageRecord};
+    EventWrite {
+        seq,
+        timestamp: seq as i64,
+        message: Some(MessageRecord {
+            message_id: id.into(),
+            session_id: "s".into(),
+            direction: Direction::Inbound,
+            chat: chat.into(),
+            sender: Some(chat.into()),
+            kind: "text".into(),
+            body: serde_json::json!({ "text": id }),
+            timestamp: seq as i64,
+        }),
+        logged: Some(format!("{{\"n\":{seq}}}").into_bytes()),
+        log_limit: 10_000,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_burst_of_messages_in_one_chat_counts_each_once_around_a_write_of_that_chat() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let chat = "1@s.whatsapp.net";
+    let (tx, rx) = mpsc::channel();
+    let queue = |seq: u64, id: &str| {
+        let tx = tx.clone();
+        store.record_event(message_event(seq, id, chat), move |_, r| {
+            tx.send(r.map(|_| ())).unwrap()
+        });
+    };
+    // Queued without waiting, so the writer takes many in one transaction.
+    for seq in 1..=100 {
+        queue(seq, &format!("A{seq}"));
+    }
+    // A grouped write of the same chat between the events (an outbound
+    // message, which also reads the chat: queued behind the first hundred,
+    // before the rest, likely in the same transaction as some of either).
+    let sent = crate::domain::message::MessageRecord {
+        message_id: "OUT".into(),
+        session_id: "s".into(),
+        direction: crate::domain::message::Direction::Outbound,
+        chat: chat.into(),
+        sender: None,
+        kind: "text".into(),
+        body: serde_json::json!({ "text": "reply" }),
+        timestamp: 100,
+    };
+    store.append_message(&sent).unwrap();
+    for seq in 101..=160 {
+        queue(seq, &format!("A{seq}"));
+    }
+    // A redelivered id: listed, not counted again.
+    queue(161, "A160");
+    for _ in 0..161 {
+        rx.recv().unwrap().unwrap();
+    }
+    let c = store.chat("s", chat).unwrap().unwrap();
+    assert_eq!(c.message_count, 161, "every message counted once");
+    assert_eq!(c.unread_count, 60, "the reply read the first hundred");
+    assert_eq!(c.last_message.unwrap().message_id, "A160");
+    assert_eq!(store.list_messages("s", 0, 1000).unwrap().len(), 162);
+    assert_eq!(seqs(&store, 0).len(), 161);
+}

@@ -130,49 +130,57 @@ impl<'t> OutboxTables<'t> {
         Ok(())
     }
 
-    /// Records the deliveries of the event `seq`; a URL past
-    /// `backlog_limit` has its oldest deliveries moved to the dead-letter
-    /// queue (each session's bounded by `dlq_capacity`) in `tx`. Returns the
-    /// keys moved.
+    /// Records the deliveries of the event `seq`; returns each URL now past
+    /// `backlog_limit` with how many deliveries it has beyond it (for
+    /// [`evict_oldest`], which the caller runs once these tables are
+    /// closed).
     pub(crate) fn add(
         &mut self,
-        tx: &WriteTransaction,
         seq: u64,
         rows: &[(String, String, Vec<u8>)],
         backlog_limit: usize,
-        dlq_capacity: usize,
-    ) -> StoreResult<Vec<OutboxKey>> {
-        let mut evicted = Vec::new();
+    ) -> StoreResult<Vec<(String, u64)>> {
+        let mut over: Vec<(String, u64)> = Vec::new();
         for (url, delivery_id, value) in rows {
             self.rows
                 .insert((url.as_str(), seq, delivery_id.as_str()), value.as_slice())?;
             let depth = bump_depth(&mut self.depth, url, 1)?;
-            let over = depth.saturating_sub(backlog_limit.max(1) as u64);
-            if over > 0 {
-                evicted.extend(self.evict_oldest(tx, url, over, backlog_limit, dlq_capacity)?);
+            let beyond = depth.saturating_sub(backlog_limit.max(1) as u64);
+            if beyond > 0 {
+                match over.iter_mut().find(|(u, _)| u == url) {
+                    Some((_, n)) => *n = beyond,
+                    None => over.push((url.clone(), beyond)),
+                }
             }
         }
-        Ok(evicted)
+        Ok(over)
     }
+}
 
-    /// Moves a URL's `n` oldest deliveries to the dead-letter queue.
-    fn evict_oldest(
-        &mut self,
-        tx: &WriteTransaction,
-        url: &str,
-        n: u64,
-        limit: usize,
-        dlq_capacity: usize,
-    ) -> StoreResult<Vec<OutboxKey>> {
-        let keys: Vec<(u64, String)> = self
-            .rows
-            .range((url, 0u64, "")..=(url, u64::MAX, "\u{10FFFF}"))?
-            .take(usize::try_from(n).unwrap_or(usize::MAX))
-            .map(|row| row.map(|(k, _)| (k.value().1, k.value().2.to_owned())))
-            .collect::<Result<_, _>>()?;
-        let mut moved = Vec::with_capacity(keys.len());
+/// Moves a URL's `n` oldest deliveries to the dead-letter queue (each
+/// session's bounded by `dlq_capacity`) with the reason `backlog_full`;
+/// `limit` is the backlog limit the reason names. Opens the outbox, the
+/// event log, the dead-letter queue and the meta table.
+pub(crate) fn evict_oldest(
+    tx: &WriteTransaction,
+    url: &str,
+    n: u64,
+    limit: usize,
+    dlq_capacity: usize,
+) -> StoreResult<Vec<OutboxKey>> {
+    let mut outbox = OutboxTables::open(tx)?;
+    let keys: Vec<(u64, String)> = outbox
+        .rows
+        .range((url, 0u64, "")..=(url, u64::MAX, "\u{10FFFF}"))?
+        .take(usize::try_from(n).unwrap_or(usize::MAX))
+        .map(|row| row.map(|(k, _)| (k.value().1, k.value().2.to_owned())))
+        .collect::<Result<_, _>>()?;
+    let mut moved = Vec::with_capacity(keys.len());
+    let mut entries = Vec::with_capacity(keys.len());
+    {
+        let log = tx.open_table(EVENT_LOG)?;
         for (seq, id) in keys {
-            let Some(value) = self
+            let Some(value) = outbox
                 .rows
                 .remove((url, seq, id.as_str()))?
                 .map(|v| v.value().to_vec())
@@ -180,23 +188,26 @@ impl<'t> OutboxTables<'t> {
                 continue;
             };
             let (d, payload) = decode_row(&value)?;
-            let payload = payload.resolve(&tx.open_table(EVENT_LOG)?, seq)?;
-            let entry = dead_letter_entry(
+            let payload = payload.resolve(&log, seq)?;
+            entries.push(dead_letter_entry(
                 d,
                 &payload,
                 format!("backlog_full: more than {limit} deliveries were pending for this URL"),
                 DlqReason::BacklogFull,
-            );
-            push_dlq_in(tx, &entry, dlq_capacity)?;
+            ));
             moved.push(OutboxKey {
                 url: url.to_owned(),
                 seq,
                 delivery_id: id,
             });
         }
-        bump_depth(&mut self.depth, url, -(moved.len() as i64))?;
-        Ok(moved)
     }
+    bump_depth(&mut outbox.depth, url, -(moved.len() as i64))?;
+    drop(outbox);
+    for entry in &entries {
+        push_dlq_in(tx, entry, dlq_capacity)?;
+    }
+    Ok(moved)
 }
 
 /// The top bit of a row's length word: the payload is the event log's row

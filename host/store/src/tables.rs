@@ -2,7 +2,7 @@
 //! the table name carries a version so a schema change adds a table instead of
 //! reinterpreting old bytes.
 
-use redb::TableDefinition;
+use redb::{TableDefinition, WriteTransaction};
 
 /// Store-wide metadata: `schema_version`, sequence counters.
 pub const META: TableDefinition<&str, u64> = TableDefinition::new("meta_v1");
@@ -230,3 +230,18 @@ pub const WEBHOOK_OUTBOX: TableDefinition<(&str, u64, &str), &[u8]> =
 /// every write, so the backlog limit is checked without a scan).
 pub const WEBHOOK_OUTBOX_DEPTH: TableDefinition<&str, u64> =
     TableDefinition::new("webhook_outbox_depth_v1");
+
+/// The open table in `slot`, opened in `tx` first if need be: for writers
+/// that keep tables open across many writes of one transaction and close
+/// them (set the slot to `None`) before anything else opens them.
+pub(crate) fn opened<'s, 't, K: redb::Key + 'static, V: redb::Value + 'static>(
+    slot: &'s mut Option<redb::Table<'t, K, V>>,
+    tx: &'t WriteTransaction,
+    def: redb::TableDefinition<'static, K, V>,
+) -> super::StoreResult<&'s mut redb::Table<'t, K, V>> {
+    let table = match slot.take() {
+        Some(t) => t,
+        None => tx.open_table(def)?,
+    };
+    Ok(slot.insert(table))
+}
