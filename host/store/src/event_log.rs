@@ -10,6 +10,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use bytes::Bytes;
 use redb::{ReadableTable, WriteTransaction};
 
 use super::batch::Slot;
@@ -22,7 +23,7 @@ use super::tables::{
     EVENT_COUNT_KEY, EVENT_LOG, EVENT_PRUNED_KEY, EVENT_SEQ_KEY, MESSAGE_SEQ_KEY, MESSAGES, META,
     opened,
 };
-use super::{Store, StoreError, StoreResult, encode};
+use super::{Store, StoreError, StoreResult, encode_with_capacity};
 use crate::domain::message::MessageRecord;
 
 /// Rows the log may hold beyond its count bound before a write prunes it
@@ -40,7 +41,7 @@ pub struct EventWrite {
     pub message: Option<MessageRecord>,
     /// The envelope's JSON for the event log; `None` when the log is off
     /// (or the event is not published, only its record stored).
-    pub logged: Option<Vec<u8>>,
+    pub logged: Option<Bytes>,
     /// Rows the log may hold (older ones are pruned).
     pub log_limit: u64,
     /// The deliveries the event owes.
@@ -87,8 +88,9 @@ impl Store {
     /// Queues the write of one event for the next group commit and calls
     /// `then` on the writer thread once it is durable (or failed), with the
     /// outbox keys the write moved to the dead-letter queue, and `write`
-    /// handed back. Events queued one after another are committed, and
-    /// answered, in that order.
+    /// handed back (its message record moved into the write, not copied).
+    /// Events queued one after another are committed, and answered, in
+    /// that order.
     pub fn record_event(
         &self,
         write: EventWrite,
@@ -105,13 +107,14 @@ impl Store {
 
     /// Encodes an event's write ahead of its sequence number, so a caller
     /// that numbers events under a lock holds it only to queue them
-    /// ([`PreparedEvent::record`]).
+    /// ([`PreparedEvent::record`]). The message record moves into the
+    /// prepared write.
     #[allow(clippy::result_large_err)]
     pub fn prepare_event(
         &self,
-        write: EventWrite,
+        mut write: EventWrite,
     ) -> Result<PreparedEvent, (EventWrite, StoreError)> {
-        match prepare(&write) {
+        match prepare(&mut write) {
             Ok(rows) => Ok(PreparedEvent {
                 store: self.clone(),
                 rows,
@@ -316,12 +319,21 @@ struct Prepared {
     dlq_capacity: usize,
 }
 
-fn prepare(w: &EventWrite) -> StoreResult<Prepared> {
-    let message = w
-        .message
-        .as_ref()
-        .map(|m| Ok::<_, StoreError>((m.clone(), encode(m)?)))
-        .transpose()?;
+/// Room for a message record's encoding, allocated once: growing the
+/// buffer from nothing copies a 1 KB record four times over.
+const RECORD_CAPACITY: usize = 2048;
+
+fn prepare(w: &mut EventWrite) -> StoreResult<Prepared> {
+    let message = match w.message.take() {
+        Some(m) => match encode_with_capacity(&m, RECORD_CAPACITY) {
+            Ok(bytes) => Some((m, bytes)),
+            Err(e) => {
+                w.message = Some(m);
+                return Err(e);
+            }
+        },
+        None => None,
+    };
     let logged = w.logged.as_ref().map(|json| {
         let mut row = Vec::with_capacity(8 + json.len());
         row.extend_from_slice(&w.timestamp.to_le_bytes());

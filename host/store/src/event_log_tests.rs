@@ -8,7 +8,7 @@ fn log(store: &Store, seq: u64, timestamp: i64, limit: u64) {
         EventWrite {
             seq,
             timestamp,
-            logged: Some(format!("{{\"n\":{seq}}}").into_bytes()),
+            logged: Some(format!("{{\"n\":{seq}}}").into()),
             log_limit: limit,
             ..Default::default()
         },
@@ -85,7 +85,7 @@ fn message_event(seq: u64, id: &str, chat: &str) -> EventWrite {
             body: serde_json::json!({ "text": id }),
             timestamp: seq as i64,
         }),
-        logged: Some(format!("{{\"n\":{seq}}}").into_bytes()),
+        logged: Some(format!("{{\"n\":{seq}}}").into()),
         log_limit: 10_000,
         ..Default::default()
     }

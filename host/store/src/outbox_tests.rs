@@ -189,7 +189,7 @@ fn record_logged(
         EventWrite {
             seq,
             timestamp,
-            logged: Some(logged.as_bytes().to_vec()),
+            logged: Some(logged.to_owned().into()),
             log_limit,
             deliveries,
             backlog_limit: 2,

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::Bytes;
-use reqwest::header::CONTENT_TYPE;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use tokio::sync::{Notify, Semaphore, mpsc};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -457,13 +457,18 @@ impl Dispatcher {
             retryable: true,
             blocked: true,
         })?;
-        let mut req = self
-            .shared
-            .client
-            .post(url)
-            .header(CONTENT_TYPE, "application/json")
-            .header(EVENT_HEADER, &d.d.event)
-            .header(DELIVERY_ID_HEADER, &d.key.delivery_id);
+        // The headers go in a map sized for them all (and the client's own)
+        // at once: added one by one, the map grew three times per delivery.
+        let mut headers = HeaderMap::with_capacity(16);
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(
+            HeaderName::from_static(EVENT_HEADER),
+            header_value(&d.d.event)?,
+        );
+        headers.insert(
+            HeaderName::from_static(DELIVERY_ID_HEADER),
+            header_value(&d.key.delivery_id)?,
+        );
         if let Some(secret) = &d.d.secret {
             let ts = crate::domain::time::unix_now();
             for (name, value) in signature_headers(
@@ -473,10 +478,13 @@ impl Dispatcher {
                 ts,
                 &d.payload,
             ) {
-                req = req.header(name, value);
+                headers.insert(HeaderName::from_static(name), header_value(&value)?);
             }
         }
-        match req.body(d.payload.clone()).send().await {
+        let mut req = reqwest::Request::new(reqwest::Method::POST, url);
+        *req.headers_mut() = headers;
+        *req.body_mut() = Some(d.payload.clone().into());
+        match self.shared.client.execute(req).await {
             Ok(resp) if resp.status().is_success() => Ok(()),
             Ok(resp) => {
                 let status = resp.status().as_u16();
@@ -650,4 +658,14 @@ fn transport_error(e: &reqwest::Error, timeout: std::time::Duration) -> String {
     } else {
         format!("request failed: {cause}")
     }
+}
+
+/// `text` as a header value; a delivery whose event name or id could not
+/// be one fails for good rather than being retried.
+fn header_value(text: &str) -> Result<HeaderValue, Failure> {
+    HeaderValue::from_str(text).map_err(|_| Failure {
+        message: format!("`{text}` cannot be sent as a header value"),
+        retryable: false,
+        blocked: false,
+    })
 }
