@@ -28,6 +28,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use p1_inject::Source;
+
+/// The allocator the `switchboard` binary uses, so the gateway run here
+/// allocates as the one that ships.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 use p1_pipeline::Chain;
 use stats::{Goal, Row, ms};
 
@@ -284,7 +290,7 @@ async fn run(plan: &Plan, server: tokio::runtime::Handle) -> anyhow::Result<Vec<
         ));
         rows.push(Row::absolute(
             &format!(
-                "P5 heap held per idle session at {} (mallinfo2)",
+                "P5 heap held per idle session at {} (jemalloc stats)",
                 plan.sessions
             ),
             s.held_per_session / 1024.0,

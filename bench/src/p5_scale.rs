@@ -1,7 +1,7 @@
 //! P5, scale: the resident memory each idle, logged-in sim session costs at
 //! `n` sessions (VmRSS of this process before and after, from
 //! `/proc/self/status`; the gateway runs in-process; and as heap in use, from
-//! glibc's `mallinfo2`, because the allocator keeps much of what the
+//! jemalloc's statistics, because the allocator keeps much of what the
 //! creation burst freed), and the time a restart
 //! takes until the API answers with those sessions and ten plugins stored.
 
@@ -18,8 +18,8 @@ use crate::gateway::Gateway;
 pub struct ScaleFigures {
     /// Resident bytes per session: the growth of this process's RSS.
     pub bytes_per_session: f64,
-    /// Heap bytes in use per session (glibc's `mallinfo2`: allocated
-    /// blocks of every arena plus mmapped ones): what the sessions hold,
+    /// Heap bytes in use per session (jemalloc's `stats.allocated`: bytes
+    /// the application holds in allocated blocks): what the sessions hold,
     /// without the free memory the allocator keeps after the burst that
     /// created them.
     pub held_per_session: f64,
@@ -39,11 +39,11 @@ pub async fn run(gw: &mut Gateway, n: usize) -> anyhow::Result<ScaleFigures> {
     create_sessions(gw, 0..half).await?;
     wait_all_logged_in(gw, half, Duration::from_secs(120)).await?;
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let (rss_before, heap_before) = (rss_bytes()?, heap_in_use());
+    let (rss_before, heap_before) = (rss_bytes()?, heap_in_use()?);
     create_sessions(gw, half..n).await?;
     wait_all_logged_in(gw, n, Duration::from_secs(120)).await?;
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let (rss_after, heap_after) = (rss_bytes()?, heap_in_use());
+    let (rss_after, heap_after) = (rss_bytes()?, heap_in_use()?);
     let added = (n - half).max(1) as f64;
 
     for i in 0..10 {
@@ -104,14 +104,14 @@ async fn wait_all_logged_in(gw: &Gateway, n: usize, patience: Duration) -> anyho
     }
 }
 
-/// Bytes the allocator has handed out and not had back, in every arena,
-/// mmapped blocks included.
-#[allow(unsafe_code)]
-fn heap_in_use() -> u64 {
-    // SAFETY: mallinfo2 takes no argument and returns a plain struct; glibc
-    // locks each arena while it sums it.
-    let info = unsafe { libc::mallinfo2() };
-    (info.uordblks + info.hblkhd) as u64
+/// Bytes the process holds in allocated blocks, by jemalloc's statistics
+/// (refreshed first: they are cached per epoch).
+fn heap_in_use() -> anyhow::Result<u64> {
+    use tikv_jemalloc_ctl::{epoch, stats};
+    epoch::advance().map_err(|e| anyhow::anyhow!("jemalloc's statistics: {e}"))?;
+    let bytes =
+        stats::allocated::read().map_err(|e| anyhow::anyhow!("jemalloc's statistics: {e}"))?;
+    Ok(bytes as u64)
 }
 
 /// This process's resident set size, from `/proc/self/status`.
