@@ -14,6 +14,7 @@ mod group_settings;
 pub mod hooks;
 pub mod ip_scope;
 pub mod jid;
+pub mod json_exact;
 pub mod media;
 pub mod message;
 pub mod plugin;

@@ -23,7 +23,8 @@ use super::tables::{
     EVENT_COUNT_KEY, EVENT_LOG, EVENT_PRUNED_KEY, EVENT_SEQ_KEY, MESSAGE_SEQ_KEY, MESSAGES, META,
     opened,
 };
-use super::{Store, StoreError, StoreResult, encode_with_capacity};
+use super::{Store, StoreError, StoreResult};
+use crate::domain::json_exact::to_vec_exact;
 use crate::domain::message::MessageRecord;
 
 /// Rows the log may hold beyond its count bound before a write prunes it
@@ -319,13 +320,11 @@ struct Prepared {
     dlq_capacity: usize,
 }
 
-/// Room for a message record's encoding, allocated once: growing the
-/// buffer from nothing copies a 1 KB record four times over.
-const RECORD_CAPACITY: usize = 2048;
-
 fn prepare(w: &mut EventWrite) -> StoreResult<Prepared> {
     let message = match w.message.take() {
-        Some(m) => match encode_with_capacity(&m, RECORD_CAPACITY) {
+        // Through the thread's scratch buffer (see `json_exact`): a 1 KB
+        // record grown from nothing is copied four times over.
+        Some(m) => match to_vec_exact(&m).map_err(StoreError::from) {
             Ok(bytes) => Some((m, bytes)),
             Err(e) => {
                 w.message = Some(m);

@@ -282,17 +282,6 @@ pub(crate) fn encode<T: Serialize>(value: &T) -> StoreResult<Vec<u8>> {
     Ok(serde_json::to_vec(value)?)
 }
 
-/// [`encode`] into a buffer of `capacity` bytes to start with, for records
-/// on the hot path whose usual size is known.
-pub(crate) fn encode_with_capacity<T: Serialize>(
-    value: &T,
-    capacity: usize,
-) -> StoreResult<Vec<u8>> {
-    let mut out = Vec::with_capacity(capacity);
-    serde_json::to_writer(&mut out, value)?;
-    Ok(out)
-}
-
 /// Deserialises a stored record.
 pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> StoreResult<T> {
     Ok(serde_json::from_slice(bytes)?)

@@ -29,15 +29,13 @@ use tokio_util::task::TaskTracker;
 
 use crate::counters::EventCounters;
 use crate::domain::event::Envelope;
+use crate::domain::json_exact::to_vec_exact;
 use crate::domain::message::MessageRecord;
 use crate::store::{EventWrite, NewDelivery, OutboxKey, Store, StoreError, StoreResult};
 pub use log::{EventLogConfig, Resume};
 
 /// How many envelopes a slow stream receiver may lag behind before it loses some.
 pub const BUS_CAPACITY: usize = 8192;
-
-/// Room an envelope's JSON gets to start with: a 1 KB message fits.
-const ENVELOPE_CAPACITY: usize = 2048;
 
 /// A synchronous audience of every envelope. `accept` runs on the releasing
 /// task: it must not block or await; it hands the envelope to its own queue.
@@ -261,12 +259,10 @@ impl EventBus {
             return recorded;
         };
         let mut envelope = Arc::new(envelope);
-        // Sized for a 1 KB message at once: growing the buffer from nothing
-        // copies it four times over, and glibc's realloc of larger blocks
-        // was a visible share of intake.
-        let mut buf = Vec::with_capacity(ENVELOPE_CAPACITY);
-        let json = match serde_json::to_writer(&mut buf, envelope.as_ref()) {
-            Ok(()) => Bytes::from(buf),
+        // Through the thread's scratch buffer: growing a fresh one copies a
+        // 1 KB message four times over (see `json_exact`).
+        let json = match to_vec_exact(envelope.as_ref()) {
+            Ok(v) => Bytes::from(v),
             Err(e) => {
                 tracing::error!(error = %e, "could not serialize an envelope");
                 let _ = done.send(Err(StoreError::Corrupt(e)));
