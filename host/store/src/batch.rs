@@ -29,6 +29,7 @@ use prometheus_client::metrics::histogram::Histogram;
 use redb::{Database, WriteTransaction};
 
 use super::event_log::{EventJob, EventTables};
+use super::outbox::OutboxKey;
 use super::{Store, StoreError, StoreResult};
 
 /// Most jobs one transaction takes: enough to turn a burst of concurrent
@@ -137,16 +138,17 @@ impl Store {
     }
 
     /// Queues the record of one event, answered by calling `then` on the
-    /// writer thread once the commit is done (or failed), with what the job
-    /// left in `out`. Writes are answered in the order they were queued, so
-    /// callbacks see commits in that order; `then` must be quick and must
-    /// not write to the store (the writer would wait for itself).
-    pub(crate) fn write_event_then<T: Send + 'static>(
+    /// writer thread once the commit is done (or failed), with the outbox
+    /// keys the write moved to the dead-letter queue. Writes are answered
+    /// in the order they were queued, so callbacks see commits in that
+    /// order; `then` must be quick and must not write to the store (the
+    /// writer would wait for itself).
+    pub(crate) fn write_event_then(
         &self,
         job: EventJob,
-        out: Slot<T>,
-        then: impl FnOnce(StoreResult<T>) + Send + 'static,
+        then: impl FnOnce(StoreResult<Vec<OutboxKey>>) + Send + 'static,
     ) {
+        let out = job.out();
         let done = Reply::Then(Box::new(move |result: StoreResult<()>| {
             then(result.and_then(|()| take(&out)));
         }));

@@ -218,13 +218,12 @@ impl PreparedEvent {
         } = self;
         rows.seq = seq;
         write.seq = seq;
-        let out: Slot<Vec<OutboxKey>> = Arc::new(Mutex::new(None));
         let job = EventJob {
             rows,
             removals: store.removals.clone(),
-            out: out.clone(),
+            out: Arc::new(Mutex::new(None)),
         };
-        store.write_event_then(job, out, move |r| then(write, r));
+        store.write_event_then(job, move |r| then(write, r));
     }
 }
 
@@ -238,6 +237,11 @@ pub(crate) struct EventJob {
 }
 
 impl EventJob {
+    /// Where the job leaves the outbox keys it dead-lettered.
+    pub(crate) fn out(&self) -> Slot<Vec<OutboxKey>> {
+        self.out.clone()
+    }
+
     /// Writes the event with `tables` (shared with the events written
     /// before and after it in the same transaction).
     pub(crate) fn apply(&mut self, tables: &mut EventTables<'_>) -> StoreResult<()> {
