@@ -253,16 +253,43 @@ impl EventJob {
 
 /// The tables an event's write uses, each opened when first needed and
 /// left open for the next event of the same transaction; the chat index
-/// keeps the chats it changed until [`EventTables::close`]. Anything that
-/// opens one of these tables itself (pruning, eviction, a write that is not
-/// an event's) runs only after `close`.
+/// keeps the chats it changed, the outbox its URLs' depths and this the
+/// meta counters, until [`EventTables::close`] writes each once. Anything
+/// that opens one of these tables itself (pruning, eviction, a write that
+/// is not an event's) runs only after `close`.
 pub(crate) struct EventTables<'t> {
     tx: &'t WriteTransaction,
     meta: Option<redb::Table<'t, &'static str, u64>>,
+    /// The counters in `meta` every event bumps (by [`Counter`]): read
+    /// once, written by `close`, and whether each changed.
+    counters: [Option<(u64, bool)>; 3],
     messages: Option<redb::Table<'t, (&'static str, u64), &'static [u8]>>,
     log: Option<redb::Table<'t, u64, &'static [u8]>>,
     outbox: Option<OutboxTables<'t>>,
     chats: ChatIndex<'t>,
+}
+
+/// The meta counters an event's write bumps.
+#[derive(Debug, Clone, Copy)]
+enum Counter {
+    /// The last message record's row.
+    MessageSeq = 0,
+    /// The highest event sequence number given.
+    EventSeq = 1,
+    /// Rows in the event log.
+    EventCount = 2,
+}
+
+impl Counter {
+    const ALL: [Counter; 3] = [Counter::MessageSeq, Counter::EventSeq, Counter::EventCount];
+
+    fn key(self) -> &'static str {
+        match self {
+            Counter::MessageSeq => MESSAGE_SEQ_KEY,
+            Counter::EventSeq => EVENT_SEQ_KEY,
+            Counter::EventCount => EVENT_COUNT_KEY,
+        }
+    }
 }
 
 impl<'t> EventTables<'t> {
@@ -271,6 +298,7 @@ impl<'t> EventTables<'t> {
         EventTables {
             tx,
             meta: None,
+            counters: [None; 3],
             messages: None,
             log: None,
             outbox: None,
@@ -280,6 +308,21 @@ impl<'t> EventTables<'t> {
 
     fn meta(&mut self) -> StoreResult<&mut redb::Table<'t, &'static str, u64>> {
         opened(&mut self.meta, self.tx, META)
+    }
+
+    /// A counter's value in this transaction.
+    fn counter(&mut self, c: Counter) -> StoreResult<u64> {
+        if let Some((v, _)) = self.counters[c as usize] {
+            return Ok(v);
+        }
+        let v = get(self.meta()?, c.key())?;
+        self.counters[c as usize] = Some((v, false));
+        Ok(v)
+    }
+
+    /// Sets a counter (written by `close`).
+    fn set_counter(&mut self, c: Counter, v: u64) {
+        self.counters[c as usize] = Some((v, true));
     }
 
     fn messages(
@@ -300,14 +343,28 @@ impl<'t> EventTables<'t> {
         Ok(self.outbox.insert(outbox))
     }
 
-    /// Writes the chats changed and closes every table.
+    /// Writes the chats, depths and counters changed and closes every
+    /// table.
     pub(crate) fn close(&mut self) -> StoreResult<()> {
         self.chats.close()?;
+        self.close_outbox()?;
+        for c in Counter::ALL {
+            if let Some((v, true)) = self.counters[c as usize].take() {
+                self.meta()?.insert(c.key(), v)?;
+            }
+        }
         self.meta = None;
         self.messages = None;
         self.log = None;
-        self.outbox = None;
         Ok(())
+    }
+
+    /// Writes the outbox's changed depths and closes its tables.
+    fn close_outbox(&mut self) -> StoreResult<()> {
+        match self.outbox.take() {
+            Some(o) => o.close(),
+            None => Ok(()),
+        }
     }
 }
 
@@ -397,9 +454,8 @@ impl Prepared {
     /// open for the next event (see [`EventTables`]).
     fn apply_event(&mut self, t: &mut EventTables<'_>) -> StoreResult<Vec<OutboxKey>> {
         if let Some((record, bytes)) = &self.message {
-            let meta = t.meta()?;
-            let seq = get(meta, MESSAGE_SEQ_KEY)? + 1;
-            meta.insert(MESSAGE_SEQ_KEY, seq)?;
+            let seq = t.counter(Counter::MessageSeq)? + 1;
+            t.set_counter(Counter::MessageSeq, seq);
             t.messages()?
                 .insert((record.session_id.as_str(), seq), bytes.as_slice())?;
             t.chats.index(record, seq)?;
@@ -411,18 +467,16 @@ impl Prepared {
             }
             return Ok(Vec::new());
         }
-        let meta = t.meta()?;
-        if get(meta, EVENT_SEQ_KEY)? < self.seq {
-            meta.insert(EVENT_SEQ_KEY, self.seq)?;
+        if t.counter(Counter::EventSeq)? < self.seq {
+            t.set_counter(Counter::EventSeq, self.seq);
         }
         if let Some(row) = &self.logged {
             t.log()?.insert(self.seq, row.as_slice())?;
-            let meta = t.meta()?;
-            let count = get(meta, EVENT_COUNT_KEY)? + 1;
+            let count = t.counter(Counter::EventCount)? + 1;
             if count > self.log_limit + PRUNE_SLACK {
                 self.prune_to_limit(t, count)?;
             } else {
-                meta.insert(EVENT_COUNT_KEY, count)?;
+                t.set_counter(Counter::EventCount, count);
             }
         }
         let over = t
@@ -452,7 +506,7 @@ impl Prepared {
     fn prune_to_limit(&self, t: &mut EventTables<'_>, count: u64) -> StoreResult<()> {
         let excess = count - self.log_limit;
         // The keeper reads and rewrites the outbox itself.
-        t.outbox = None;
+        t.close_outbox()?;
         let tx = t.tx;
         let mut keeper = PayloadKeeper::new(tx)?;
         let mut last = 0u64;
@@ -466,8 +520,8 @@ impl Prepared {
             gone += 1;
         }
         keeper.keep(tx)?;
+        t.set_counter(Counter::EventCount, count - gone);
         let meta = t.meta()?;
-        meta.insert(EVENT_COUNT_KEY, count - gone)?;
         let pruned = get(meta, EVENT_PRUNED_KEY)?.max(last);
         meta.insert(EVENT_PRUNED_KEY, pruned)?;
         Ok(())

@@ -91,16 +91,23 @@ pub(crate) fn remove_rows(tx: &WriteTransaction, keys: &[OutboxKey]) -> StoreRes
     if keys.is_empty() {
         return Ok(());
     }
-    OutboxTables::open(tx)?.remove(keys)
+    let mut outbox = OutboxTables::open(tx)?;
+    outbox.remove(keys)?;
+    outbox.close()
 }
 
-/// The outbox's two tables, opened once for everything one event's write
-/// does to them: opening a table costs a lookup, and closing it a write of
-/// its root, so a write that reopened them per delivery paid that many
-/// times over.
+/// The outbox's two tables, opened once for everything a run of event
+/// writes does to them: opening a table costs a lookup, and closing it a
+/// write of its root, so a write that reopened them per delivery paid that
+/// many times over. Each URL's depth is read once and kept here, changed in
+/// memory and written by [`OutboxTables::close`]: a URL's depth changes
+/// with every delivery added and every one removed, and writing it each
+/// time was two of the handful of B-tree operations an event costs.
 pub(crate) struct OutboxTables<'t> {
     rows: redb::Table<'t, (&'static str, u64, &'static str), &'static [u8]>,
     depth: redb::Table<'t, &'static str, u64>,
+    /// Depths read or changed, by URL, and whether each changed.
+    depths: HashMap<String, (u64, bool)>,
 }
 
 impl<'t> OutboxTables<'t> {
@@ -109,7 +116,39 @@ impl<'t> OutboxTables<'t> {
         Ok(Self {
             rows: tx.open_table(WEBHOOK_OUTBOX)?,
             depth: tx.open_table(WEBHOOK_OUTBOX_DEPTH)?,
+            depths: HashMap::new(),
         })
+    }
+
+    /// Writes the depths changed and closes both tables. Dropping the
+    /// tables without this loses those changes (as a failed transaction
+    /// does anyway).
+    pub(crate) fn close(mut self) -> StoreResult<()> {
+        for (url, (depth, changed)) in std::mem::take(&mut self.depths) {
+            if !changed {
+                continue;
+            }
+            if depth == 0 {
+                self.depth.remove(url.as_str())?;
+            } else {
+                self.depth.insert(url.as_str(), depth)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds `by` (possibly negative) to a URL's depth; returns the new one.
+    fn bump(&mut self, url: &str, by: i64) -> StoreResult<u64> {
+        let entry = match self.depths.get_mut(url) {
+            Some(e) => e,
+            None => {
+                let now = self.depth.get(url)?.map(|v| v.value()).unwrap_or(0);
+                self.depths.entry(url.to_owned()).or_insert((now, false))
+            }
+        };
+        entry.0 = entry.0.saturating_add_signed(by);
+        entry.1 = true;
+        Ok(entry.0)
     }
 
     /// Removes delivered rows (those already gone are skipped).
@@ -125,7 +164,7 @@ impl<'t> OutboxTables<'t> {
             }
         }
         for (url, by) in gone {
-            bump_depth(&mut self.depth, url, by)?;
+            self.bump(url, by)?;
         }
         Ok(())
     }
@@ -144,7 +183,7 @@ impl<'t> OutboxTables<'t> {
         for (url, delivery_id, value) in rows {
             self.rows
                 .insert((url.as_str(), seq, delivery_id.as_str()), value.as_slice())?;
-            let depth = bump_depth(&mut self.depth, url, 1)?;
+            let depth = self.bump(url, 1)?;
             let beyond = depth.saturating_sub(backlog_limit.max(1) as u64);
             if beyond > 0 {
                 match over.iter_mut().find(|(u, _)| u == url) {
@@ -202,8 +241,8 @@ pub(crate) fn evict_oldest(
             });
         }
     }
-    bump_depth(&mut outbox.depth, url, -(moved.len() as i64))?;
-    drop(outbox);
+    outbox.bump(url, -(moved.len() as i64))?;
+    outbox.close()?;
     for entry in &entries {
         push_dlq_in(tx, entry, dlq_capacity)?;
     }

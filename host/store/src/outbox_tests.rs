@@ -338,3 +338,94 @@ async fn a_delivery_of_the_logged_envelope_keeps_its_payload_after_the_log_prune
         ])
     );
 }
+
+#[tokio::test]
+async fn event_writes_sharing_a_transaction_keep_url_depths_and_log_counters_true() {
+    let dir = tempfile::tempdir().unwrap();
+    let total = 1_200u64;
+    {
+        let store = Store::open(dir.path()).unwrap();
+        let (tx, rx) = mpsc::channel::<StoreResult<()>>();
+        let mut answered = 0;
+        // Queued without waiting, so the writer takes long runs of them in
+        // one transaction, with removals riding on some and the log pruned
+        // by count (past its limit and slack) in the middle of one.
+        for seq in 1..=total {
+            let tx = tx.clone();
+            let id = format!("{{\"seq\":{seq}}}");
+            let deliveries = vec![
+                carrying(&format!("a{seq}"), "http://a", &id),
+                carrying(&format!("b{seq}"), "http://b", "other"),
+            ];
+            store.record_event(
+                EventWrite {
+                    seq,
+                    timestamp: 1,
+                    logged: Some(id.into()),
+                    log_limit: 10,
+                    deliveries,
+                    backlog_limit: 10_000,
+                    dlq_capacity: 100,
+                    ..Default::default()
+                },
+                move |_, r| tx.send(r.map(|_| ())).unwrap(),
+            );
+            if seq % 100 == 0 {
+                // Once they are committed, the first half of the last
+                // hundred to `a` are delivered.
+                while answered < seq {
+                    rx.recv().unwrap().unwrap();
+                    answered += 1;
+                }
+                store.remove_outbox_later(
+                    (seq - 99..=seq - 50)
+                        .map(|s| OutboxKey {
+                            url: "http://a".into(),
+                            seq: s,
+                            delivery_id: format!("a{s}"),
+                        })
+                        .collect(),
+                );
+            }
+        }
+        assert_eq!(answered, total);
+        // The last removals ride on no event: they are committed alone.
+        store.flush_outbox_removals().await.unwrap();
+    }
+    let store = Store::open(dir.path()).unwrap();
+    let mut pending: std::collections::BTreeMap<String, u64> = Default::default();
+    for e in store.outbox_all().unwrap() {
+        *pending.entry(e.key.url).or_default() += 1;
+    }
+    assert_eq!(pending["http://a"], total / 2, "half of `a`'s delivered");
+    assert_eq!(pending["http://b"], total);
+    let mut depths = store.outbox_depths().unwrap();
+    depths.sort();
+    assert_eq!(
+        depths,
+        pending.into_iter().collect::<Vec<_>>(),
+        "each URL's depth is its pending deliveries"
+    );
+    let bounds = store.event_log_bounds().unwrap();
+    assert_eq!(bounds.last_seq, total);
+    // Pruned back to 10 rows when the count passed 10 + 1024, then grown.
+    let logged = store.event_log_after(0, usize::MAX).unwrap();
+    assert_eq!(bounds.pruned_through, logged[0].seq - 1);
+    assert_eq!(logged.len() as u64, total - bounds.pruned_through);
+    assert_eq!(bounds.pruned_through, 1025);
+    // The count went on from what was written: the next prune comes when
+    // the log again holds more than its limit and slack.
+    let more = total + 1_100;
+    for seq in total + 1..=more {
+        record_logged(&store, seq, 1, "{}", Vec::new(), 10);
+    }
+    let bounds = store.event_log_bounds().unwrap();
+    assert_eq!(bounds.last_seq, more);
+    let logged = store.event_log_after(0, usize::MAX).unwrap();
+    assert!(
+        logged.len() as u64 <= 10 + 1024,
+        "pruned again: {}",
+        logged.len()
+    );
+    assert_eq!(logged.last().unwrap().seq, more);
+}
