@@ -63,7 +63,7 @@ pub type FieldChange = Option<Option<String>>;
 
 /// What one event taught about one contact. Fields left `None` are not
 /// touched; `Some(None)` clears a field the source is authoritative for.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Observation {
     /// The user JID (canonical form).
     pub jid: String,

@@ -20,6 +20,12 @@ impl Store {
         if observations.is_empty() {
             return Ok(0);
         }
+        // A full sync records even unchanged entries (see `merge`).
+        let memo = source != ContactSource::AppstateSync;
+        if memo && self.contact_memo.knows_all(session_id, observations) {
+            return Ok(0);
+        }
+        let generation = self.contact_memo.generation();
         // Most observations (every message from a known sender) change
         // nothing: a read transaction tells, and saves a durable commit.
         let changes = self.read(|tx| {
@@ -36,9 +42,13 @@ impl Store {
             Ok(false)
         })?;
         if !changes {
+            if memo {
+                self.contact_memo
+                    .remember(generation, session_id, observations);
+            }
             return Ok(0);
         }
-        self.write(|tx| {
+        let written = self.write(|tx| {
             let mut t = tx.open_table(CONTACTS)?;
             let mut changed = 0;
             for obs in observations {
@@ -51,7 +61,10 @@ impl Store {
                 }
             }
             Ok(changed)
-        })
+        });
+        // Whether or not it was committed (the memo only forgets).
+        self.contact_memo.changed();
+        written
     }
 
     /// One stored contact.
@@ -89,7 +102,9 @@ impl Store {
 
     /// Empties a session's directory (a fresh pair starts with none).
     pub fn clear_contacts(&self, session_id: &str) -> StoreResult<()> {
-        self.write(|tx| delete_session_contacts(tx, session_id))
+        let cleared = self.write(|tx| delete_session_contacts(tx, session_id));
+        self.contact_memo.changed();
+        cleared
     }
 }
 
@@ -143,5 +158,46 @@ mod tests {
         assert_eq!(store.list_contacts("ab", |_| true).unwrap().len(), 1);
         store.clear_contacts("ab").unwrap();
         assert!(store.get_contact("ab", &obs[0].jid).unwrap().is_none());
+    }
+
+    #[test]
+    fn an_observation_known_to_change_nothing_is_seen_again_once_the_directory_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        store
+            .insert_session(&SessionRecord::new("a".into(), None, "sim".into(), None))
+            .unwrap();
+        let t = "2026-01-01 00:00:00";
+        let observe = |o: &Observation| {
+            store
+                .observe_contacts("a", std::slice::from_ref(o), ContactSource::Message, t)
+                .unwrap()
+        };
+        let bo = named("15550000002", "Bo");
+        let bob = named("15550000002", "Bob");
+        assert_eq!(observe(&bo), 1);
+        // Remembered as changing nothing, then asked again from memory.
+        assert_eq!(observe(&bo), 0);
+        assert_eq!(observe(&bo), 0);
+        // Another name, then the first again: each is a change.
+        assert_eq!(observe(&bob), 1);
+        assert_eq!(observe(&bo), 1, "the push name changed back");
+        assert_eq!(observe(&bo), 0);
+        let push = |c: Option<StoredContact>| c.and_then(|c| c.push_name);
+        assert_eq!(
+            push(store.get_contact("a", &bo.jid).unwrap()).as_deref(),
+            Some("Bo")
+        );
+        // A cleared directory learns the contact again.
+        store.clear_contacts("a").unwrap();
+        assert_eq!(observe(&bo), 1);
+        assert_eq!(observe(&bo), 0);
+        // As does a session deleted and made again under the same id.
+        store.delete_session("a").unwrap();
+        store
+            .insert_session(&SessionRecord::new("a".into(), None, "sim".into(), None))
+            .unwrap();
+        assert_eq!(observe(&bo), 1);
+        assert!(store.get_contact("a", &bo.jid).unwrap().is_some());
     }
 }

@@ -5,6 +5,7 @@
 mod batch;
 mod blasts;
 mod chats;
+mod contact_memo;
 mod contacts;
 mod event_log;
 mod lid;
@@ -118,6 +119,8 @@ pub struct Store {
     /// Delivered outbox rows waiting to be removed by the next event write
     /// (`outbox.rs`).
     removals: outbox::Removals,
+    /// Contact observations known to change nothing (`contact_memo.rs`).
+    contact_memo: Arc<contact_memo::ContactMemo>,
 }
 
 /// How long opening waits for a database another handle is still closing:
@@ -168,6 +171,7 @@ impl Store {
             batch,
             sessions: Default::default(),
             removals: Default::default(),
+            contact_memo: Default::default(),
         };
         store.init_schema(&path)?;
         Ok(store)

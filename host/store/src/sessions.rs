@@ -102,6 +102,7 @@ impl Store {
             }
             Ok(existed)
         })?;
+        self.contact_memo.changed();
         self.sessions.remove(id);
         Ok(existed)
     }
