@@ -125,13 +125,8 @@ impl<'t> OutboxTables<'t> {
     /// does anyway).
     pub(crate) fn close(mut self) -> StoreResult<()> {
         for (url, (depth, changed)) in std::mem::take(&mut self.depths) {
-            if !changed {
-                continue;
-            }
-            if depth == 0 {
-                self.depth.remove(url.as_str())?;
-            } else {
-                self.depth.insert(url.as_str(), depth)?;
+            if changed {
+                put_depth(&mut self.depth, &url, depth)?;
             }
         }
         Ok(())
@@ -429,14 +424,23 @@ fn add_depth(tx: &WriteTransaction, url: &str, by: i64) -> StoreResult<u64> {
 
 /// Adds `by` (possibly negative) to a URL's depth in the open depth table.
 fn bump_depth(t: &mut redb::Table<'_, &'static str, u64>, url: &str, by: i64) -> StoreResult<u64> {
-    let now = t.get(url)?.map(|v| v.value()).unwrap_or(0);
-    let next = now.saturating_add_signed(by);
-    if next == 0 {
+    let next = t
+        .get(url)?
+        .map(|v| v.value())
+        .unwrap_or(0)
+        .saturating_add_signed(by);
+    put_depth(t, url, next)?;
+    Ok(next)
+}
+
+/// Sets a URL's depth; a URL with nothing pending has no row.
+fn put_depth(t: &mut redb::Table<'_, &'static str, u64>, url: &str, depth: u64) -> StoreResult<()> {
+    if depth == 0 {
         t.remove(url)?;
     } else {
-        t.insert(url, next)?;
+        t.insert(url, depth)?;
     }
-    Ok(next)
+    Ok(())
 }
 
 /// The dead-letter entry of a delivery.
