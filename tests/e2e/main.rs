@@ -83,6 +83,7 @@ mod webhook_signature;
 mod webhook_ssrf;
 mod webhook_standard;
 mod webhook_suspension;
+mod webhook_tls;
 mod webhooks;
 #[cfg(feature = "whatsapp")]
 mod whatsapp;

@@ -13,17 +13,18 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::Bytes;
-use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use http::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use tokio::sync::{Notify, Semaphore, mpsc};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::circuit::{Admit, Circuit, Health, SuspendPolicy, Transition};
+use super::client::{DeliveryClient, SendError};
 use super::config::WebhookConfig;
 use super::model::PendingDelivery;
 use super::signing::{DELIVERY_ID_HEADER, EVENT_HEADER, signature_headers};
-use super::target::{Blocked, check_literal};
+use super::target::check_literal;
 use crate::counters::WebhookCounters;
 use crate::domain::time::unix_now_ms;
 use crate::store::{OutboxKey, Store};
@@ -96,7 +97,7 @@ struct Shared {
     config: WebhookConfig,
     policy: SuspendPolicy,
     store: Store,
-    client: reqwest::Client,
+    client: DeliveryClient,
     circuits: Mutex<HashMap<String, Circuit>>,
     lanes: Mutex<HashMap<String, Lane>>,
     generations: Mutex<HashMap<String, u64>>,
@@ -130,7 +131,7 @@ impl Dispatcher {
     pub fn new(
         config: WebhookConfig,
         store: Store,
-        client: reqwest::Client,
+        client: DeliveryClient,
         cancel: CancellationToken,
         tasks: TaskTracker,
     ) -> Self {
@@ -446,13 +447,13 @@ impl Dispatcher {
     }
 
     async fn send(&self, d: &Delivery) -> Result<(), Failure> {
-        let url = reqwest::Url::parse(&d.key.url).map_err(|e| Failure {
+        let uri: http::Uri = d.key.url.parse().map_err(|e| Failure {
             message: format!("invalid URL: {e}"),
             retryable: false,
             blocked: false,
         })?;
         // A host name is checked by the client's resolver as it connects.
-        check_literal(&url, self.shared.config.allow_private).map_err(|m| Failure {
+        check_literal(uri.host(), self.shared.config.allow_private).map_err(|m| Failure {
             message: format!("refused: the URL {m}"),
             retryable: true,
             blocked: true,
@@ -481,13 +482,15 @@ impl Dispatcher {
                 headers.insert(HeaderName::from_static(name), header_value(&value)?);
             }
         }
-        let mut req = reqwest::Request::new(reqwest::Method::POST, url);
-        *req.headers_mut() = headers;
-        *req.body_mut() = Some(d.payload.clone().into());
-        match self.shared.client.execute(req).await {
-            Ok(resp) if resp.status().is_success() => Ok(()),
-            Ok(resp) => {
-                let status = resp.status().as_u16();
+        match self
+            .shared
+            .client
+            .post(uri, headers, d.payload.clone())
+            .await
+        {
+            Ok(status) if status.is_success() => Ok(()),
+            Ok(status) => {
+                let status = status.as_u16();
                 let client_error = (400..500).contains(&status);
                 let retryable = !client_error
                     || self.shared.config.retry_on_4xx
@@ -499,19 +502,17 @@ impl Dispatcher {
                     blocked: false,
                 })
             }
-            Err(e) => match Blocked::find(&e) {
-                // Retried like any failure: the name may resolve outward again.
-                Some(blocked) => Err(Failure {
-                    message: format!("refused: the {blocked}"),
-                    retryable: true,
-                    blocked: true,
-                }),
-                None => Err(Failure {
-                    message: transport_error(&e, self.shared.config.timeout),
-                    retryable: true,
-                    blocked: false,
-                }),
-            },
+            // Retried like any failure: the name may resolve outward again.
+            Err(SendError::Blocked(blocked)) => Err(Failure {
+                message: format!("refused: the {blocked}"),
+                retryable: true,
+                blocked: true,
+            }),
+            Err(e) => Err(Failure {
+                message: transport_error(&e),
+                retryable: true,
+                blocked: false,
+            }),
         }
     }
 
@@ -644,19 +645,13 @@ async fn remove_delivered(
     }
 }
 
-/// The innermost cause of a transport error, worded for an operator.
-fn transport_error(e: &reqwest::Error, timeout: std::time::Duration) -> String {
-    if e.is_timeout() {
-        return format!("timed out after {:.3}s", timeout.as_secs_f64());
-    }
-    let mut cause: &dyn std::error::Error = e;
-    while let Some(inner) = cause.source() {
-        cause = inner;
-    }
-    if e.is_connect() {
-        format!("connection failed: {cause}")
-    } else {
-        format!("request failed: {cause}")
+/// A transport error worded for an operator (its innermost cause).
+fn transport_error(e: &SendError) -> String {
+    match e {
+        SendError::Timeout(after) => format!("timed out after {:.3}s", after.as_secs_f64()),
+        SendError::Connect(cause) => format!("connection failed: {cause}"),
+        SendError::Request(cause) => format!("request failed: {cause}"),
+        SendError::Blocked(blocked) => format!("refused: the {blocked}"),
     }
 }
 

@@ -9,6 +9,7 @@
 //! outbox still holds.
 
 pub mod circuit;
+pub mod client;
 pub mod config;
 pub mod dispatch;
 pub use crate::domain::webhook as model;
@@ -99,20 +100,9 @@ impl Webhooks {
         tasks: TaskTracker,
     ) -> anyhow::Result<Self> {
         // rustls's `ring` backend as the process's provider (kept when one is
-        // already installed): reqwest is built without a provider of its own.
+        // already installed): the delivery client's TLS configuration uses it.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let mut builder = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(config.timeout)
-            .connect_timeout(config.timeout)
-            .pool_max_idle_per_host(config.concurrency_per_url)
-            .user_agent(concat!("Switchboard/", env!("CARGO_PKG_VERSION")));
-        if let Some(resolver) =
-            target::GuardedResolver::new(config.allow_private, config.static_hosts.clone())
-        {
-            builder = builder.dns_resolver(Arc::new(resolver));
-        }
-        let client = builder.build()?;
+        let client = client::DeliveryClient::new(&config)?;
         let mut by_session: HashMap<String, Vec<Webhook>> = HashMap::new();
         for hook in store.list_all_webhooks()? {
             by_session

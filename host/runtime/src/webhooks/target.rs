@@ -14,9 +14,8 @@ use std::fmt;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, RwLock};
 
-use reqwest::Url;
-use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 pub use switchboard_domain::ip_scope::is_public;
+use url::Url;
 
 /// Fixed DNS answers by host name, for tests only: no flag or environment
 /// variable sets it, so a production gateway always asks the system's
@@ -146,24 +145,30 @@ pub async fn check_destination(
                 ))
             }
         }
-        _ => check_literal(url, allow_private),
+        _ => check_literal(url.host_str(), allow_private),
     }
 }
 
-/// Checks a URL's IP literal, at delivery (the client's resolver is not
-/// asked about literals). A host name passes here: the resolver checks the
-/// addresses it resolves to when the client connects, and a check of its
-/// own here would be a second lookup whose answer the connection need not
-/// get.
-pub fn check_literal(url: &Url, allow_private: bool) -> Result<(), String> {
+/// Checks a URL's host (as `http::Uri` and `Url` write it, an IPv6
+/// literal in brackets) when it is an IP literal, at delivery (the
+/// client's resolver is not asked about literals). A host name passes
+/// here: the resolver checks the addresses it resolves to when the client
+/// connects, and a check of its own here would be a second lookup whose
+/// answer the connection need not get.
+pub fn check_literal(host: Option<&str>, allow_private: bool) -> Result<(), String> {
     if allow_private {
         return Ok(());
     }
-    match url.host() {
-        Some(url::Host::Ipv4(ip)) => refuse_internal(IpAddr::V4(ip)),
-        Some(url::Host::Ipv6(ip)) => refuse_internal(IpAddr::V6(ip)),
-        Some(url::Host::Domain(_)) => Ok(()),
-        None => Err("needs a host".into()),
+    let Some(host) = host.filter(|h| !h.is_empty()) else {
+        return Err("needs a host".into());
+    };
+    let bare = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    match bare.parse::<IpAddr>() {
+        Ok(ip) => refuse_internal(ip),
+        Err(_) => Ok(()),
     }
 }
 
@@ -197,7 +202,10 @@ impl GuardedResolver {
         })
     }
 
-    async fn addresses(
+    /// The addresses the client may connect to for `host` (their ports
+    /// 0: the client sets the URL's); [`Blocked`] when every one is internal
+    /// and only public ones are allowed.
+    pub(super) async fn addresses(
         &self,
         host: &str,
     ) -> Result<Vec<SocketAddr>, Box<dyn std::error::Error + Send + Sync>> {
@@ -225,17 +233,6 @@ impl GuardedResolver {
     }
 }
 
-impl Resolve for GuardedResolver {
-    fn resolve(&self, name: Name) -> Resolving {
-        let this = self.clone();
-        Box::pin(async move {
-            let addrs = this.addresses(name.as_str()).await?;
-            let addrs: Addrs = Box::new(addrs.into_iter());
-            Ok(addrs)
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -255,11 +252,11 @@ mod tests {
         let url = parse_url("http://127.0.0.1:9/x").unwrap();
         assert!(check_destination(&url, false, None).await.is_err());
         assert!(check_destination(&url, true, None).await.is_ok());
-        assert!(check_literal(&url, false).is_err());
-        assert!(check_literal(&url, true).is_ok());
+        assert!(check_literal(url.host_str(), false).is_err());
+        assert!(check_literal(url.host_str(), true).is_ok());
         let url = parse_url("http://[::1]:9/x").unwrap();
         assert!(check_destination(&url, false, None).await.is_err());
-        assert!(check_literal(&url, false).is_err());
+        assert!(check_literal(url.host_str(), false).is_err());
     }
 
     fn ip(s: &str) -> IpAddr {
