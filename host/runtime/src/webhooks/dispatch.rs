@@ -502,16 +502,12 @@ impl Dispatcher {
                     blocked: false,
                 })
             }
-            // Retried like any failure: the name may resolve outward again.
-            Err(SendError::Blocked(blocked)) => Err(Failure {
-                message: format!("refused: the {blocked}"),
-                retryable: true,
-                blocked: true,
-            }),
+            // Retried like any failure (a refused name may resolve outward
+            // again), and counted as blocked when the resolver refused it.
             Err(e) => Err(Failure {
+                blocked: matches!(e, SendError::Blocked(_)),
                 message: transport_error(&e),
                 retryable: true,
-                blocked: false,
             }),
         }
     }
