@@ -147,19 +147,39 @@ impl<'t> OutboxTables<'t> {
     }
 
     /// Removes delivered rows (those already gone are skipped).
+    ///
+    /// Deliveries finish close to the order they were queued in, so a
+    /// batch of them is a few dense stretches of each URL's rows. Each
+    /// stretch is removed in one ordered pass (`retain_in`), which visits
+    /// each leaf once and rebalances it once, instead of one descent from
+    /// the root and one rebalance per row: removals were a sixth of the
+    /// store writer's time.
     pub(crate) fn remove(&mut self, keys: &[OutboxKey]) -> StoreResult<()> {
-        let mut gone: HashMap<&str, i64> = HashMap::new();
+        let mut by_url: HashMap<&str, Vec<(u64, &str)>> = HashMap::new();
         for key in keys {
-            if self
-                .rows
-                .remove((key.url.as_str(), key.seq, key.delivery_id.as_str()))?
-                .is_some()
-            {
-                *gone.entry(key.url.as_str()).or_default() -= 1;
-            }
+            by_url
+                .entry(key.url.as_str())
+                .or_default()
+                .push((key.seq, key.delivery_id.as_str()));
         }
-        for (url, by) in gone {
-            self.bump(url, by)?;
+        for (url, mut going) in by_url {
+            going.sort_unstable();
+            going.dedup();
+            let mut removed = 0i64;
+            for stretch in stretches(&going) {
+                let (lo, hi) = (stretch[0], stretch[stretch.len() - 1]);
+                self.rows
+                    .retain_in((url, lo.0, lo.1)..=(url, hi.0, hi.1), |k, _| {
+                        let hit = stretch
+                            .binary_search_by(|p| p.0.cmp(&k.1).then_with(|| p.1.cmp(k.2)))
+                            .is_ok();
+                        removed += i64::from(hit);
+                        !hit
+                    })?;
+            }
+            if removed != 0 {
+                self.bump(url, -removed)?;
+            }
         }
         Ok(())
     }
@@ -313,6 +333,18 @@ fn decode_row(bytes: &[u8]) -> StoreResult<(PendingDelivery, RowPayload<'_>)> {
         RowPayload::Inline(payload)
     };
     Ok((decode(meta)?, payload))
+}
+
+/// Most sequence numbers between two removed rows of one stretch: the rows
+/// still pending between them are read (not changed) by the pass, so a
+/// batch that also holds an old retry is removed in two passes rather than
+/// one over the whole backlog between them.
+const STRETCH_GAP: u64 = 256;
+
+/// `keys` (sorted) cut where the gap between neighbours passes
+/// [`STRETCH_GAP`].
+fn stretches<'k, 's>(keys: &'s [(u64, &'k str)]) -> impl Iterator<Item = &'s [(u64, &'k str)]> {
+    keys.chunk_by(|a, b| b.0 - a.0 <= STRETCH_GAP)
 }
 
 /// Log rows taken out of the event log that pending outbox rows may still

@@ -429,3 +429,64 @@ async fn event_writes_sharing_a_transaction_keep_url_depths_and_log_counters_tru
     );
     assert_eq!(logged.last().unwrap().seq, more);
 }
+
+#[tokio::test]
+async fn removing_delivered_rows_scattered_over_a_backlog_leaves_exactly_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    // Two URLs, 1,200 events: seq n owes "a<n>" to http://a and, every
+    // third event, "b<n>" to http://b.
+    let mut keys = Vec::new();
+    for seq in 1..=1_200u64 {
+        let mut owed = vec![("http://a", format!("a{seq}"))];
+        if seq.is_multiple_of(3) {
+            owed.push(("http://b", format!("b{seq}")));
+        }
+        let news = owed
+            .iter()
+            .map(|(url, id)| delivery(id, "s", url))
+            .collect();
+        record(&store, seq, news, 10_000);
+        keys.extend(owed.into_iter().map(|(url, delivery_id)| OutboxKey {
+            url: url.into(),
+            seq,
+            delivery_id,
+        }));
+    }
+    // Delivered: a dense run at the start, every other row of a later
+    // stretch, one straggler far from both (so the batch spans three
+    // stretches), a row listed twice, and a row that is not there.
+    let delivered = |k: &OutboxKey| match k.url.as_str() {
+        "http://a" => {
+            k.seq <= 100 || (600..700).contains(&k.seq) && k.seq.is_multiple_of(2) || k.seq == 1_150
+        }
+        _ => k.seq.is_multiple_of(6),
+    };
+    let mut going: Vec<OutboxKey> = keys.iter().filter(|k| delivered(k)).cloned().collect();
+    going.push(going[3].clone());
+    going.push(OutboxKey {
+        url: "http://a".into(),
+        seq: 5_000,
+        delivery_id: "never".into(),
+    });
+    store.remove_outbox_later(going);
+    store.flush_outbox_removals().await.unwrap();
+
+    // The outbox lists by URL, then in event order.
+    let mut left: Vec<&OutboxKey> = keys.iter().filter(|k| !delivered(k)).collect();
+    left.sort_by_key(|k| (k.url.clone(), k.seq));
+    let left: Vec<String> = left.iter().map(|k| k.delivery_id.clone()).collect();
+    assert_eq!(ids(&store), left);
+    let depth = |url: &str| {
+        keys.iter()
+            .filter(|k| k.url == url && !delivered(k))
+            .count() as u64
+    };
+    assert_eq!(
+        store.outbox_depths().unwrap(),
+        [
+            ("http://a".to_owned(), depth("http://a")),
+            ("http://b".to_owned(), depth("http://b")),
+        ]
+    );
+}
