@@ -2,7 +2,10 @@
 //! with a temporary data directory, drives its hot paths, and prints one
 //! Markdown table with each figure beside the ceiling measured in the same
 //! run (an axum hello-world behind the same bearer auth, raw signed POSTs to
-//! the same receiver), the target ratio, and PASS/MISS.
+//! the same receiver), the target ratio, and PASS/MISS. P1 measures the raw
+//! signed POSTs again just before each of its configurations and divides by
+//! that figure; beside each rate it prints what an event cost the process
+//! in CPU time and storage writes, against a raw POST's CPU time.
 //!
 //! Usage: `switchboard-bench [--quick] [p1 p2 p3 p4 p5 p6]` (no sections: all).
 //! `just bench` runs it in the `bench` cargo profile. The gateway runs on a
@@ -11,6 +14,7 @@
 //! they do for the ceilings, which is why every target is a ratio.
 
 mod ceilings;
+mod cpu;
 mod gateway;
 mod load;
 mod nats_server;
@@ -176,10 +180,20 @@ async fn run(plan: &Plan, server: tokio::runtime::Handle) -> anyhow::Result<Vec<
             let what = format!("{}, {}", source.label(), chain.label());
             eprintln!("  {what} …");
             fx.bind(&gw, chain).await?;
+            // Each configuration's ceiling is measured just before it: on a
+            // shared VM the raw rate drifts by a third within one run
+            // (78–116k/s), independently of the pipeline, and a ceiling
+            // taken a minute earlier put that drift into the ratio.
+            let usage = cpu::Usage::now();
+            let ceiling = ceilings::raw_signed_posts(&http, &receiver, 32, plan.load_for).await;
+            let ceiling_cpu = cpu::Usage::now()
+                .zip(usage)
+                .and_then(|(now, then)| now.per(then, ceiling.ok))
+                .map(|(cpu, _)| cpu);
             let p = fx
                 .run(source, &gw, &receiver, plan.load_for, plan.load_for)
                 .await?;
-            rows.extend(p.rows(&what, raw.rate(), target, headline));
+            rows.extend(p.rows(&what, ceiling.rate(), ceiling_cpu, target, headline));
         }
     }
     if plan.runs("p3") {

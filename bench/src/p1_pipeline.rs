@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 use anyhow::bail;
 use serde_json::{Value, json};
 
+use crate::cpu::Usage;
 use crate::gateway::Gateway;
 use crate::p1_inject::Source;
 use crate::receiver::{Receiver, SLOTS};
@@ -86,16 +87,27 @@ pub struct Pipeline {
     /// Inbound message records stored per store commit over both runs
     /// (how well the group commit batches them).
     pub writes_per_commit: f64,
+    /// What each event of the throughput run cost the whole process (see
+    /// [`crate::cpu`]): CPU time, and bytes written to storage.
+    pub cost: Option<(Duration, f64)>,
 }
 
 impl Pipeline {
     /// The table rows of configuration `what`: events/s beside `ceiling`
     /// (a target ratio when `ratio` is set), the p99 at half rate (against
-    /// 10 ms when `headline`), and records per commit. A configuration that
-    /// is not the headline is reported only.
-    pub fn rows(&self, what: &str, ceiling: f64, ratio: Option<f64>, headline: bool) -> Vec<Row> {
+    /// 10 ms when `headline`), records per commit, and what an event cost
+    /// beside what a raw signed POST cost (`ceiling_cpu`). A configuration
+    /// that is not the headline is reported only.
+    pub fn rows(
+        &self,
+        what: &str,
+        ceiling: f64,
+        ceiling_cpu: Option<Duration>,
+        ratio: Option<f64>,
+        headline: bool,
+    ) -> Vec<Row> {
         let rate = format!("P1 {what}: events/s");
-        vec![
+        let mut rows = vec![
             match ratio {
                 Some(t) => Row::ratio(&rate, self.rate, "ev/s", ceiling, t),
                 None => Row::absolute(&rate, self.rate, "ev/s", Goal::Info, 0.0)
@@ -119,7 +131,32 @@ impl Pipeline {
                 Goal::Info,
                 0.0,
             ),
-        ]
+        ];
+        if let Some((cpu, written)) = self.cost {
+            let us = |d: Duration| d.as_secs_f64() * 1e6;
+            let mut row = Row::absolute(
+                &format!(
+                    "P1 {what}: CPU per event, whole process (ratio: a raw POST's / an event's)"
+                ),
+                us(cpu),
+                "µs",
+                Goal::Info,
+                0.0,
+            );
+            if let Some(c) = ceiling_cpu.filter(|_| !cpu.is_zero()) {
+                row.ceiling = format!("{} µs", crate::stats::human(us(c)));
+                row.ratio = Some(us(c) / us(cpu));
+            }
+            rows.push(row);
+            rows.push(Row::absolute(
+                &format!("P1 {what}: bytes written to storage per event"),
+                written,
+                "B",
+                Goal::Info,
+                0.0,
+            ));
+        }
+        rows
     }
 }
 
@@ -198,6 +235,7 @@ impl Fixture {
         let first = self.next_id;
         let limit = first + IDS_PER_RUN;
         let before = receiver.count();
+        let usage = Usage::now();
         let start = Instant::now();
         let deadline = start + inject_for;
         let next = Arc::new(AtomicUsize::new(first));
@@ -237,6 +275,9 @@ impl Fixture {
             );
         }
         let rate = count as f64 / start.elapsed().as_secs_f64();
+        let cost = Usage::now()
+            .zip(usage)
+            .and_then(|(now, then)| now.per(then, count as u64));
 
         // Latency at half the rate, open loop.
         let paced = rate / 2.0;
@@ -279,6 +320,7 @@ impl Fixture {
             p50: latencies.percentile(50.0),
             p99: latencies.percentile(99.0),
             paced,
+            cost,
         })
     }
 
