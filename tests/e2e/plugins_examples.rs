@@ -82,6 +82,62 @@ async fn the_redactor_masks_every_phone_number_before_the_webhook_sees_the_event
     assert_eq!(p["counters"]["traps"], 0, "{p}");
 }
 
+/// The chat history's record of message `id` from `from` on session `s`.
+async fn stored(server: &TestServer, from: &str, id: &str) -> Value {
+    let page = server
+        .get(&format!(
+            "/api/v1/sessions/s/chats/{from}@s.whatsapp.net/messages?limit=500"
+        ))
+        .await
+        .expect(200);
+    page["messages"]
+        .as_array()
+        .expect("a page")
+        .iter()
+        .find(|m| m["message_id"] == id)
+        .cloned()
+        .unwrap_or_else(|| panic!("{id} is not in the history: {page}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_history_keeps_a_message_as_received_whatever_a_filter_makes_of_its_event() {
+    let server = TestServer::start().await;
+    server.paired_session("s").await;
+    let receiver = message_hook(&server, "s").await;
+    let text = "call 4915112345678 today";
+
+    // No filter: the record and the event carry the very same data.
+    let plain = inbound_from(&server, "15550001111", text).await;
+    let got = receiver.wait_for(1).await;
+    let data = got[0].json()["data"].clone();
+    assert_eq!(data["text"], text, "{data}");
+    let record = stored(&server, "15550001111", &plain).await;
+    assert_eq!(record["body"], data, "the record is the event's data");
+    let chats = server.get("/api/v1/sessions/s/chats").await.expect(200);
+    assert_eq!(
+        chats["chats"][0]["last_message"]["preview"], text,
+        "the chat list reads the record's text: {chats}"
+    );
+
+    // A filter rewrites the event; the history still holds what arrived.
+    let p = upload(&server, REDACTOR).await;
+    bind(&server, &p, "event_filter", json!({})).await;
+    let masked = inbound_from(&server, "15550001111", text).await;
+    let got = receiver.wait_for(2).await;
+    let data = got
+        .iter()
+        .map(|d| d.json()["data"].clone())
+        .find(|d| d["message_id"] == masked.as_str())
+        .expect("the second delivery");
+    assert_eq!(data["text"], "call ************* today", "{data}");
+    let record = stored(&server, "15550001111", &masked).await;
+    assert_eq!(record["body"]["text"], text, "{record}");
+    assert_eq!(
+        record["body"]["from"], "15550001111@s.whatsapp.net",
+        "{record}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_redactor_keeps_the_last_digits_and_uses_the_configured_mask() {
     let server = TestServer::start().await;

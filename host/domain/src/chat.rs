@@ -90,10 +90,16 @@ impl ChatRecord {
     /// older one arrives late); one received from someone else counts as
     /// unread, one this account wrote reads the chat (as the phone does).
     pub fn on_message(&mut self, record: &MessageRecord) {
+        self.on_message_with(record, &BodyFacts::of(&record.body));
+    }
+
+    /// [`Self::on_message`] with what it reads of the body read already
+    /// (`facts`); the record's own body is not looked at.
+    pub fn on_message_with(&mut self, record: &MessageRecord, facts: &BodyFacts) {
         self.message_count += 1;
         let from_me = match record.direction {
             Direction::Outbound => true,
-            Direction::Inbound => record.body.get("is_from_me") == Some(&Value::Bool(true)),
+            Direction::Inbound => facts.is_from_me,
         };
         let counts = counts_as_unread(&record.kind);
         if from_me && counts {
@@ -109,7 +115,7 @@ impl ChatRecord {
                 kind: record.kind.clone(),
                 from_me,
                 sender: record.sender.clone(),
-                preview: preview(&record.body),
+                preview: facts.preview.clone(),
                 timestamp: record.timestamp,
             });
         }
@@ -160,6 +166,33 @@ impl ChatRecord {
     pub fn refresh_mute(&mut self, now: i64) {
         if self.muted_until.is_some_and(|end| end <= now) {
             self.set_muted(false, None);
+        }
+    }
+}
+
+/// What a chat and its index take from a message record's body, read out
+/// once: an inbound message's body can then go on as the event's data
+/// instead of being copied for the record.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BodyFacts {
+    /// The body's `is_from_me` (for inbound messages).
+    pub is_from_me: bool,
+    /// The start of its text or caption.
+    pub preview: Option<String>,
+    /// Its `chat_phone`: the phone of a one-to-one `@lid` chat, when known.
+    pub chat_phone: Option<String>,
+}
+
+impl BodyFacts {
+    /// The facts of `body`.
+    pub fn of(body: &Value) -> Self {
+        BodyFacts {
+            is_from_me: body.get("is_from_me") == Some(&Value::Bool(true)),
+            preview: preview(body),
+            chat_phone: body
+                .get("chat_phone")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
         }
     }
 }

@@ -17,6 +17,15 @@ pub trait EventFilter: Send + Sync + 'static {
     /// Decides about one envelope.
     fn filter(&self, envelope: Envelope) -> Option<Envelope>;
 
+    /// Whether [`Self::filter`] could change or drop an envelope of session
+    /// `session_id` (a filter bound that covers it). When it could not, the
+    /// event bus does not call it, and an inbound message's record shares
+    /// the envelope's data instead of keeping a copy of it as received. By
+    /// default, it could.
+    fn may_change(&self, _session_id: &str) -> bool {
+        true
+    }
+
     /// Filters scoped to one webhook: the envelope as deliveries to
     /// `webhook_id` should see it (the same `Arc` when unchanged), or `None`
     /// to skip that webhook. Called by webhook fan-out, after [`Self::filter`];

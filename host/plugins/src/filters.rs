@@ -199,6 +199,11 @@ impl EventFilter for Plugins {
         Plugins::filter(self, envelope)
     }
 
+    fn may_change(&self, session_id: &str) -> bool {
+        self.chain(Hook::EventFilter)
+            .is_some_and(|chain| chain.iter().any(|a| a.binding.covers(session_id)))
+    }
+
     fn filter_for_webhook(
         &self,
         webhook_id: &str,

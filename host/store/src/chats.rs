@@ -12,7 +12,7 @@ use super::tables::{
     CHAT_MESSAGES, CHATS, CHATS_INDEXED_KEY, LID_MAP, MESSAGE_IDS, MESSAGES, META, opened,
 };
 use super::{Store, StoreResult, decode, encode};
-use crate::domain::chat::ChatRecord;
+use crate::domain::chat::{BodyFacts, ChatRecord};
 use crate::domain::message::MessageRecord;
 
 /// One page of a chat's messages, newest first.
@@ -93,12 +93,20 @@ impl<'t> ChatIndex<'t> {
     /// Indexes message record `record`, stored as `MESSAGES` row `seq`,
     /// and takes it into its chat (written by [`ChatIndex::close`]).
     pub(crate) fn index(&mut self, record: &MessageRecord, seq: u64) -> StoreResult<()> {
+        self.index_with(record, &BodyFacts::of(&record.body), seq)
+    }
+
+    /// [`ChatIndex::index`] with what it reads of the record's body read
+    /// already (`facts`); the record's own body is not looked at.
+    pub(crate) fn index_with(
+        &mut self,
+        record: &MessageRecord,
+        facts: &BodyFacts,
+        seq: u64,
+    ) -> StoreResult<()> {
         let tx = self.tx;
         let session = record.session_id.as_str();
-        let phone = record
-            .body
-            .get("chat_phone")
-            .and_then(serde_json::Value::as_str);
+        let phone = facts.chat_phone.as_deref();
         let key = chat_key(
             opened(&mut self.lids, tx, LID_MAP)?,
             session,
@@ -129,7 +137,7 @@ impl<'t> ChatIndex<'t> {
             self.changed.insert(slot.clone(), stored);
         }
         if let Some(c) = self.changed.get_mut(&slot) {
-            c.on_message(record);
+            c.on_message_with(record, facts);
         }
         Ok(())
     }

@@ -24,6 +24,7 @@ use super::tables::{
     opened,
 };
 use super::{Store, StoreError, StoreResult};
+use crate::domain::chat::BodyFacts;
 use crate::domain::json_exact::to_vec_exact;
 use crate::domain::message::MessageRecord;
 
@@ -204,6 +205,17 @@ pub struct PreparedEvent {
 }
 
 impl PreparedEvent {
+    /// Takes the message record's body back out (`Null` left in its
+    /// place): once encoded, the write needs only what it read of it, so an
+    /// inbound message's body can go on as its event's data instead of
+    /// being copied for the record.
+    pub fn take_message_body(&mut self) -> Option<serde_json::Value> {
+        self.rows
+            .message
+            .as_mut()
+            .map(|(record, _, _)| std::mem::take(&mut record.body))
+    }
+
     /// Queues the write under sequence number `seq` (see
     /// [`Store::record_event`]); `write.seq` is set to it.
     pub fn record(
@@ -373,7 +385,9 @@ struct Prepared {
     /// Delivered outbox rows this write removes too.
     removals: Option<Vec<OutboxKey>>,
     seq: u64,
-    message: Option<(MessageRecord, Vec<u8>)>,
+    /// The message record, encoded, and what its chat takes from its body
+    /// (read when it was encoded, so the body may leave the record then).
+    message: Option<(MessageRecord, Vec<u8>, BodyFacts)>,
     logged: Option<Vec<u8>>,
     log_limit: u64,
     deliveries: Vec<(String, String, Vec<u8>)>,
@@ -386,7 +400,10 @@ fn prepare(w: &mut EventWrite) -> StoreResult<Prepared> {
         // Through the thread's scratch buffer (see `json_exact`): a 1 KB
         // record grown from nothing is copied four times over.
         Some(m) => match to_vec_exact(&m).map_err(StoreError::from) {
-            Ok(bytes) => Some((m, bytes)),
+            Ok(bytes) => {
+                let facts = BodyFacts::of(&m.body);
+                Some((m, bytes, facts))
+            }
             Err(e) => {
                 w.message = Some(m);
                 return Err(e);
@@ -453,12 +470,12 @@ impl Prepared {
     /// The hot path of the whole gateway: every table it touches stays
     /// open for the next event (see [`EventTables`]).
     fn apply_event(&mut self, t: &mut EventTables<'_>) -> StoreResult<Vec<OutboxKey>> {
-        if let Some((record, bytes)) = &self.message {
+        if let Some((record, bytes, facts)) = &self.message {
             let seq = t.counter(Counter::MessageSeq)? + 1;
             t.set_counter(Counter::MessageSeq, seq);
             t.messages()?
                 .insert((record.session_id.as_str(), seq), bytes.as_slice())?;
-            t.chats.index(record, seq)?;
+            t.chats.index_with(record, facts, seq)?;
         }
         let taken = self.removals.as_deref().unwrap_or_default();
         if self.logged.is_none() && self.deliveries.is_empty() {

@@ -221,21 +221,35 @@ impl EventBus {
 
     /// Publishes the envelope of an inbound message with its record: both
     /// are written in one transaction (the record even if a filter drops
-    /// the envelope).
+    /// the envelope). The record's body is the envelope's data as received
+    /// (whatever `record.body` holds is replaced): it is copied only when a
+    /// filter could change the data; otherwise the record is encoded from
+    /// the envelope's own, one value for both.
     pub fn publish_message(&self, envelope: Envelope, record: MessageRecord) -> Recorded {
         self.record(envelope, Some(record))
     }
 
-    fn record(&self, envelope: Envelope, message: Option<MessageRecord>) -> Recorded {
+    fn record(&self, envelope: Envelope, mut message: Option<MessageRecord>) -> Recorded {
         tracing::debug!(session = %envelope.session_id, event = %envelope.event, "event");
         let inner = &self.inner;
         inner.counters.received.inc();
         let (done, recorded) = oneshot::channel();
+        // No filter bound for the session: nothing to call, and nothing can
+        // change the data the record shares.
         let filter = inner
             .filter
             .read()
             .unwrap_or_else(|p| p.into_inner())
-            .clone();
+            .clone()
+            .filter(|f| f.may_change(&envelope.session_id));
+        let shares_data = match (&filter, &mut message) {
+            (Some(_), Some(record)) => {
+                record.body = envelope.data.clone();
+                false
+            }
+            (None, Some(_)) => true,
+            (_, None) => false,
+        };
         let envelope = match filter {
             Some(f) => f.filter(envelope),
             None => Some(envelope),
@@ -294,7 +308,7 @@ impl EventBus {
             });
         let logged = durable.log.enabled().then(|| json.clone());
         let released = durable.released.clone();
-        let write = EventWrite {
+        let mut write = EventWrite {
             seq: 0,
             timestamp: envelope.timestamp,
             message,
@@ -305,9 +319,24 @@ impl EventBus {
             dlq_capacity: limits.dlq_capacity,
         };
         // Encoded before the lock: under it, only numbering and queueing.
+        // A record sharing the envelope's data borrows it for its encoding
+        // (and what its chat reads of it), then hands it back.
+        let lent =
+            shares_data && lend_data(&mut envelope, write.message.as_mut().map(|r| &mut r.body));
         let prepared = match durable.store.prepare_event(write) {
-            Ok(p) => p,
-            Err((write, e)) => {
+            Ok(mut p) => {
+                if lent {
+                    give_back(&mut envelope, p.take_message_body());
+                }
+                p
+            }
+            Err((mut write, e)) => {
+                if lent {
+                    give_back(
+                        &mut envelope,
+                        write.message.as_mut().map(|r| std::mem::take(&mut r.body)),
+                    );
+                }
                 tracing::error!(error = %e, "could not encode an event; it is released unrecorded");
                 self.release_numbered(envelope, write.deliveries);
                 let _ = done.send(Err(e));
@@ -439,6 +468,31 @@ impl EventBus {
 }
 
 /// Sets the sequence number of an envelope nobody else holds yet.
+/// Moves the envelope's data into `body` when the envelope is not shared
+/// yet (whether it did); a shared envelope's data is copied, and stays.
+fn lend_data(envelope: &mut Arc<Envelope>, body: Option<&mut serde_json::Value>) -> bool {
+    let Some(body) = body else {
+        return false;
+    };
+    match Arc::get_mut(envelope) {
+        Some(e) => {
+            *body = std::mem::take(&mut e.data);
+            true
+        }
+        None => {
+            *body = envelope.data.clone();
+            false
+        }
+    }
+}
+
+/// Puts data lent by [`lend_data`] back into the envelope.
+fn give_back(envelope: &mut Arc<Envelope>, data: Option<serde_json::Value>) {
+    if let (Some(e), Some(data)) = (Arc::get_mut(envelope), data) {
+        e.data = data;
+    }
+}
+
 fn set_seq(envelope: &mut Arc<Envelope>, seq: u64) {
     match Arc::get_mut(envelope) {
         Some(e) => e.seq = seq,

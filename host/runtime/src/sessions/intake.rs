@@ -321,7 +321,9 @@ impl Intake {
             chat: m.chat.clone(),
             sender: Some(m.participant.clone()),
             kind: m.message_type.clone(),
-            body: data.clone(),
+            // The bus gives the record the envelope's data (see
+            // `EventBus::publish_message`): one value for both.
+            body: serde_json::Value::Null,
             timestamp: m.timestamp,
         };
         let mut envelope = Envelope::now(id, EventName::Message, data);
