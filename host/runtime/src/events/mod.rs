@@ -467,7 +467,6 @@ impl EventBus {
     }
 }
 
-/// Sets the sequence number of an envelope nobody else holds yet.
 /// Moves the envelope's data into `body` when the envelope is not shared
 /// yet (whether it did); a shared envelope's data is copied, and stays.
 fn lend_data(envelope: &mut Arc<Envelope>, body: Option<&mut serde_json::Value>) -> bool {
@@ -493,6 +492,7 @@ fn give_back(envelope: &mut Arc<Envelope>, data: Option<serde_json::Value>) {
     }
 }
 
+/// Sets the sequence number of an envelope nobody else holds yet.
 fn set_seq(envelope: &mut Arc<Envelope>, seq: u64) {
     match Arc::get_mut(envelope) {
         Some(e) => e.seq = seq,
