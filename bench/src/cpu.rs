@@ -26,13 +26,14 @@ impl Usage {
         })
     }
 
-    /// What was used from `earlier` to `self`, per unit of `work` done:
-    /// CPU time and bytes written.
-    pub fn per(self, earlier: Usage, work: u64) -> Option<(Duration, f64)> {
+    /// What was used from `start` (taken with [`Usage::now`]) until now,
+    /// per unit of `work` done: CPU time and bytes written.
+    pub fn since(start: Option<Usage>, work: u64) -> Option<(Duration, f64)> {
+        let (start, now) = (start?, Usage::now()?);
         let work = work.max(1);
         Some((
-            self.cpu.checked_sub(earlier.cpu)? / u32::try_from(work).ok()?,
-            self.written.saturating_sub(earlier.written) as f64 / work as f64,
+            now.cpu.checked_sub(start.cpu)? / u32::try_from(work).ok()?,
+            now.written.saturating_sub(start.written) as f64 / work as f64,
         ))
     }
 }

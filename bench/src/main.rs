@@ -186,10 +186,7 @@ async fn run(plan: &Plan, server: tokio::runtime::Handle) -> anyhow::Result<Vec<
             // taken a minute earlier put that drift into the ratio.
             let usage = cpu::Usage::now();
             let ceiling = ceilings::raw_signed_posts(&http, &receiver, 32, plan.load_for).await;
-            let ceiling_cpu = cpu::Usage::now()
-                .zip(usage)
-                .and_then(|(now, then)| now.per(then, ceiling.ok))
-                .map(|(cpu, _)| cpu);
+            let ceiling_cpu = cpu::Usage::since(usage, ceiling.ok).map(|(cpu, _)| cpu);
             let p = fx
                 .run(source, &gw, &receiver, plan.load_for, plan.load_for)
                 .await?;

@@ -275,9 +275,7 @@ impl Fixture {
             );
         }
         let rate = count as f64 / start.elapsed().as_secs_f64();
-        let cost = Usage::now()
-            .zip(usage)
-            .and_then(|(now, then)| now.per(then, count as u64));
+        let cost = Usage::since(usage, count as u64);
 
         // Latency at half the rate, open loop.
         let paced = rate / 2.0;
