@@ -89,13 +89,9 @@ impl ChatRecord {
     /// Takes in a message of the chat: it becomes the last one (unless an
     /// older one arrives late); one received from someone else counts as
     /// unread, one this account wrote reads the chat (as the phone does).
-    pub fn on_message(&mut self, record: &MessageRecord) {
-        self.on_message_with(record, &BodyFacts::of(&record.body));
-    }
-
-    /// [`Self::on_message`] with what it reads of the body read already
-    /// (`facts`); the record's own body is not looked at.
-    pub fn on_message_with(&mut self, record: &MessageRecord, facts: &BodyFacts) {
+    /// What it needs of the record's body is in `facts`
+    /// ([`BodyFacts::of`] the body); the body itself is not looked at.
+    pub fn on_message(&mut self, record: &MessageRecord, facts: &BodyFacts) {
         self.message_count += 1;
         let from_me = match record.direction {
             Direction::Outbound => true,
@@ -224,25 +220,29 @@ mod tests {
         }
     }
 
+    /// `record` taken into chat `c`, with its body's facts as the store reads them.
+    fn take(c: &mut ChatRecord, record: MessageRecord) {
+        c.on_message(&record, &BodyFacts::of(&record.body));
+    }
+
     #[test]
     fn received_messages_count_as_unread_until_the_account_writes() {
         let mut c = ChatRecord::new("15550001111@s.whatsapp.net");
-        c.on_message(&message(
-            Direction::Inbound,
-            "text",
-            json!({"text": "a"}),
-            1,
-        ));
-        c.on_message(&message(Direction::Inbound, "image", json!({}), 2));
-        c.on_message(&message(Direction::Inbound, "reaction", json!({}), 3));
+        take(
+            &mut c,
+            message(Direction::Inbound, "text", json!({"text": "a"}), 1),
+        );
+        take(&mut c, message(Direction::Inbound, "image", json!({}), 2));
+        take(
+            &mut c,
+            message(Direction::Inbound, "reaction", json!({}), 3),
+        );
         assert_eq!(c.unread_count, 2, "a reaction is not a message to read");
         assert_eq!(c.message_count, 3);
-        c.on_message(&message(
-            Direction::Outbound,
-            "text",
-            json!({"text": "b"}),
-            4,
-        ));
+        take(
+            &mut c,
+            message(Direction::Outbound, "text", json!({"text": "b"}), 4),
+        );
         assert_eq!(c.unread_count, 0);
         let last = c.last_message.unwrap();
         assert_eq!((last.message_id.as_str(), last.from_me), ("M4", true));
@@ -252,21 +252,19 @@ mod tests {
     #[test]
     fn a_message_from_another_device_of_the_account_reads_the_chat() {
         let mut c = ChatRecord::new("x@s.whatsapp.net");
-        c.on_message(&message(Direction::Inbound, "text", json!({}), 1));
-        c.on_message(&message(
-            Direction::Inbound,
-            "text",
-            json!({"is_from_me": true}),
-            2,
-        ));
+        take(&mut c, message(Direction::Inbound, "text", json!({}), 1));
+        take(
+            &mut c,
+            message(Direction::Inbound, "text", json!({"is_from_me": true}), 2),
+        );
         assert_eq!(c.unread_count, 0);
     }
 
     #[test]
     fn a_late_older_message_does_not_replace_the_last_one() {
         let mut c = ChatRecord::new("x@s.whatsapp.net");
-        c.on_message(&message(Direction::Inbound, "text", json!({}), 5));
-        c.on_message(&message(Direction::Inbound, "text", json!({}), 3));
+        take(&mut c, message(Direction::Inbound, "text", json!({}), 5));
+        take(&mut c, message(Direction::Inbound, "text", json!({}), 3));
         assert_eq!(c.last_message.unwrap().message_id, "M5");
         assert_eq!(c.last_activity, 5);
     }

@@ -137,7 +137,7 @@ impl<'t> ChatIndex<'t> {
             self.changed.insert(slot.clone(), stored);
         }
         if let Some(c) = self.changed.get_mut(&slot) {
-            c.on_message_with(record, facts);
+            c.on_message(record, facts);
         }
         Ok(())
     }
