@@ -6,10 +6,9 @@
 //! jobs for one writer thread, which takes everything queued at that moment
 //! (up to [`MAX_BATCH`]), runs the jobs in order in one write transaction,
 //! takes in and runs whatever was queued meanwhile, commits, and only then
-//! answers each job. Nothing is answered before
-//! its commit, so a caller that answers HTTP 200 after
-//! [`Store::write_grouped`] keeps its durability promise, and a batch costs
-//! one fsync instead of one per job.
+//! answers each job. Nothing is answered before its commit, so a caller
+//! that answers HTTP 200 after [`Store::write_grouped`] keeps its
+//! durability promise, and a batch costs one fsync instead of one per job.
 //!
 //! Jobs that record events ([`Store::write_event_then`]) share more than
 //! the transaction: a run of them queued one after another keeps the
@@ -267,9 +266,10 @@ fn commit(
         Ok(()) => return batch.into_iter().map(|p| (p.done, Ok(()))).collect(),
         // A job that ran alone has had its answer.
         Err(e) if batch.len() == 1 => {
-            if let Some(p) = batch.pop() {
-                return vec![(p.done, Err(e))];
-            }
+            return batch
+                .pop()
+                .map(|p| vec![(p.done, Err(e))])
+                .unwrap_or_default();
         }
         Err(_) => {}
     }
