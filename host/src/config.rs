@@ -281,6 +281,14 @@ pub struct ServeArgs {
     /// failure, in seconds; then the last repeats.
     #[arg(long, env = "SWITCHBOARD_SCHEDULE_RETRY_DELAYS_SECS", default_value = "10,60", value_parser = parse_secs_list)]
     pub schedule_retry_delays_secs: SecsList,
+    /// Sessions whose due scheduled sends are handed to the network at
+    /// once (each session's one at a time, in order; the sessions take turns).
+    #[arg(long, env = "SWITCHBOARD_SCHEDULE_CONCURRENCY", default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub schedule_concurrency: u64,
+    /// Longest one scheduled send may take, its media fetch included, before
+    /// it is abandoned and retried like a network failure, in seconds.
+    #[arg(long, env = "SWITCHBOARD_SCHEDULE_SEND_TIMEOUT_SECS", default_value = "120", value_parser = parse_send_bound)]
+    pub schedule_send_timeout_secs: std::time::Duration,
     /// How often an idle blast worker looks for work anyway, in milliseconds
     /// (it is also woken at once on create, retry and a session connecting).
     #[arg(long, env = "SWITCHBOARD_BLAST_IDLE_POLL_MS", default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..))]
@@ -289,6 +297,11 @@ pub struct ServeArgs {
     /// worker looks at the session again, in milliseconds.
     #[arg(long, env = "SWITCHBOARD_BLAST_OFFLINE_RETRY_MS", default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub blast_offline_retry_ms: u64,
+    /// Longest one blast recipient's send may take, its media fetch
+    /// included, before it is abandoned and counted as a failed attempt, in
+    /// seconds.
+    #[arg(long, env = "SWITCHBOARD_BLAST_SEND_TIMEOUT_SECS", default_value = "120", value_parser = parse_send_bound)]
+    pub blast_send_timeout_secs: std::time::Duration,
     /// How long blasts and scheduled sends show the recipient typing before
     /// each message, in milliseconds; 0 (the default) sends at once.
     #[arg(long, env = "SWITCHBOARD_TYPING_BEFORE_SEND_MS", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=60_000))]
@@ -470,6 +483,16 @@ fn parse_subject_token(s: &str) -> Result<String, String> {
         .ok_or_else(|| format!("`{s}` is not a NATS subject token (letters, digits, `_`, `-`)"))
 }
 
+/// A send's time bound: (fractional) seconds, more than zero (a zero bound
+/// would abandon every send before it could reach the network).
+fn parse_send_bound(s: &str) -> Result<std::time::Duration, String> {
+    let d = parse_secs(s)?;
+    if d.is_zero() {
+        return Err(format!("`{s}` must be more than zero seconds"));
+    }
+    Ok(d)
+}
+
 /// A stream or consumer name: letters, digits, `_` and `-`.
 fn parse_stream_name(s: &str) -> Result<String, String> {
     parse_subject_token(s)
@@ -524,6 +547,8 @@ impl ServeArgs {
                 max_wait: self.schedule_max_wait_secs,
                 max_attempts: self.schedule_max_attempts,
                 retry_delays: self.schedule_retry_delays_secs.0.clone(),
+                concurrency: usize::try_from(self.schedule_concurrency).unwrap_or(1),
+                send_timeout: self.schedule_send_timeout_secs,
             },
             typing_before_send: Duration::from_millis(self.typing_before_send_ms),
             token_rate_window: Duration::from_millis(self.token_rate_window_ms),
@@ -541,6 +566,7 @@ impl ServeArgs {
                 idle_poll: Duration::from_millis(self.blast_idle_poll_ms),
                 offline_retry: Duration::from_millis(self.blast_offline_retry_ms),
                 max_recipients: usize::try_from(self.blast_max_recipients).unwrap_or(usize::MAX),
+                send_timeout: self.blast_send_timeout_secs,
             },
             plugins: PluginConfig {
                 call_timeout: Duration::from_millis(self.plugin_timeout_ms),

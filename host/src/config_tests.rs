@@ -195,6 +195,12 @@ fn rows() -> Vec<Row> {
         row("media-retention-bytes", "5000", |c| {
             c.media.retention_bytes = Some(5000);
         }),
+        row("media-max-upload-bytes-per-session", "0", |c| {
+            c.media.max_upload_bytes_per_session = None;
+        }),
+        row("media-retention-bytes-per-session", "7000", |c| {
+            c.media.retention_bytes_per_session = Some(7000);
+        }),
         row("media-sweep-interval-ms", "250", |c| {
             c.media.sweep_interval = ms(250);
         }),
@@ -271,6 +277,13 @@ fn rows() -> Vec<Row> {
         }),
         row("schedule-retry-delays-secs", "1,4,16", |c| {
             c.schedule.retry_delays = vec![secs(1), secs(4), secs(16)];
+        }),
+        row("schedule-concurrency", "9", |c| c.schedule.concurrency = 9),
+        row("schedule-send-timeout-secs", "2.5", |c| {
+            c.schedule.send_timeout = ms(2500);
+        }),
+        row("blast-send-timeout-secs", "7", |c| {
+            c.blasts.send_timeout = secs(7);
         }),
         row("blast-idle-poll-ms", "750", |c| {
             c.blasts.idle_poll = ms(750)
@@ -408,6 +421,10 @@ const REFUSED: &[(&str, &str)] = &[
     ("webhook-backlog-limit", "0"),
     ("blast-max-recipients", "0"),
     ("schedule-max-attempts", "0"),
+    ("schedule-concurrency", "0"),
+    ("schedule-send-timeout-secs", "0"),
+    ("blast-send-timeout-secs", "0"),
+    ("media-max-upload-bytes-per-session", "-1"),
     ("send-pacing", "sometimes"),
     ("send-per-minute", "-1"),
     ("send-min-gap-ms", "3600001"),

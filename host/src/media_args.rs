@@ -10,7 +10,7 @@ use clap::{Args, ValueEnum};
 use crate::media_store::{MediaStoreConfig, S3Config};
 use crate::runtime::media::{
     DEFAULT_DOWNLOAD_CONCURRENCY, DEFAULT_MAX_DOWNLOAD_BYTES, DEFAULT_MAX_UPLOAD_BYTES,
-    DEFAULT_ORPHAN_GRACE, DownloadMode, MediaConfig,
+    DEFAULT_MAX_UPLOAD_BYTES_PER_SESSION, DEFAULT_ORPHAN_GRACE, DownloadMode, MediaConfig,
 };
 
 /// Where media bytes are kept.
@@ -102,12 +102,21 @@ pub struct MediaArgs {
     /// Largest upload (POST /api/v1/sessions/{id}/media), in bytes.
     #[arg(long, env = "SWITCHBOARD_MEDIA_MAX_UPLOAD_BYTES", default_value_t = DEFAULT_MAX_UPLOAD_BYTES)]
     pub media_max_upload_bytes: u64,
+    /// Most bytes one session may hold in uploads, stored and being written
+    /// (0: no quota).
+    #[arg(long, env = "SWITCHBOARD_MEDIA_MAX_UPLOAD_BYTES_PER_SESSION", default_value_t = DEFAULT_MAX_UPLOAD_BYTES_PER_SESSION)]
+    pub media_max_upload_bytes_per_session: u64,
     /// Media older than this many seconds is removed (0: kept by age; default 30 days).
     #[arg(long, env = "SWITCHBOARD_MEDIA_RETENTION_SECS", default_value_t = 30 * 24 * 3600)]
     pub media_retention_secs: u64,
-    /// The oldest media is removed while the store holds more than this many bytes (0: no bound).
+    /// Media is removed while the store holds more than this many bytes, the
+    /// oldest of the session holding the most first (0: no bound).
     #[arg(long, env = "SWITCHBOARD_MEDIA_RETENTION_BYTES", default_value_t = 0)]
     pub media_retention_bytes: u64,
+    /// A session's oldest media is removed while it holds more than this
+    /// many bytes, before the total bound is looked at (0: no bound).
+    #[arg(long, env = "SWITCHBOARD_MEDIA_RETENTION_BYTES_PER_SESSION", default_value_t = 0)]
+    pub media_retention_bytes_per_session: u64,
     /// Pause between media retention sweeps, in milliseconds.
     #[arg(long, env = "SWITCHBOARD_MEDIA_SWEEP_INTERVAL_MS", default_value_t = 600_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub media_sweep_interval_ms: u64,
@@ -136,8 +145,10 @@ impl MediaArgs {
             download_timeout: Duration::from_secs(self.media_download_timeout_secs),
             max_download_bytes: self.media_max_download_bytes,
             max_upload_bytes: self.media_max_upload_bytes,
+            max_upload_bytes_per_session: nonzero(self.media_max_upload_bytes_per_session),
             retention_age: nonzero(self.media_retention_secs).map(Duration::from_secs),
             retention_bytes: nonzero(self.media_retention_bytes),
+            retention_bytes_per_session: nonzero(self.media_retention_bytes_per_session),
             sweep_interval: Duration::from_millis(self.media_sweep_interval_ms),
             download_concurrency: usize::try_from(self.media_download_concurrency).unwrap_or(1),
             orphan_grace: Duration::from_secs(self.media_orphan_grace_secs),

@@ -89,6 +89,9 @@ impl From<MediaError> for ApiError {
                     "the upload is larger than {limit} bytes, the upload limit (--media-max-upload-bytes)"
                 ),
             ),
+            MediaError::QuotaExceeded { .. } => {
+                ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "quota_exceeded", msg)
+            }
             MediaError::Upload(PutError::Body(e)) => ApiError::bad_request(
                 "unreadable_body",
                 format!("the upload could not be read to its end: {e}"),
@@ -140,8 +143,11 @@ fn media_store_failed(e: MediaStoreError) -> ApiError {
         The body is the raw bytes (`Content-Type` is the media's type; `filename` and `mimetype` \
         in the query), or `multipart/form-data` with one part named `file` (its own \
         `Content-Type` and file name). The upload limit (`--media-max-upload-bytes`, default \
-        100 MiB) applies, not the JSON body limit: over it, `413 upload_too_large`. Uploads are \
-        kept like all media, until the retention sweep removes them.",
+        100 MiB) applies, not the JSON body limit: over it, `413 upload_too_large`. What a \
+        session holds in uploads is bounded by its upload quota \
+        (`--media-max-upload-bytes-per-session`, default 1 GiB): an upload that would take it \
+        past is `413 quota_exceeded`, naming the quota and what the session holds, and nothing \
+        of it is kept. Uploads are kept like all media, until the retention sweep removes them.",
     params(SessionPath, UploadQuery),
     request_body(
         description = "The raw bytes, or a multipart form with a `file` part.",
@@ -210,6 +216,7 @@ async fn upload(
                 .filename
                 .clone()
                 .or_else(|| field.file_name().map(str::to_owned)),
+            declared_len: None,
         };
         let body = stream::unfold(field, |mut field| async move {
             match field.chunk().await {
@@ -223,6 +230,7 @@ async fn upload(
         let meta = UploadMeta {
             mimetype: query.mimetype.clone().or(content_type),
             filename: query.filename.clone(),
+            declared_len: declared,
         };
         let body = request.into_body().into_data_stream();
         state.media.upload(&id, checked_meta(meta)?, body).await?

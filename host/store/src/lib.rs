@@ -37,7 +37,7 @@ use serde::de::DeserializeOwned;
 pub use chats::ChatPage;
 pub use event_log::{EventLogBounds, EventWrite, LoggedEvent, PreparedEvent};
 pub use outbox::{NewDelivery, OutboxKey, OutboxRow};
-pub use scheduled::DueEntry;
+pub use scheduled::{DueEntry, DueHeads};
 pub use sim::{OutboxEntry, SimUser};
 pub use sim_account::{SimAddressEntry, SimTcToken};
 pub use sim_groups::{SimGroup, SimMember, SimTopic};

@@ -7,6 +7,9 @@ use super::tables::{MEDIA, SESSIONS};
 use super::{Store, StoreResult, decode, encode};
 use crate::domain::media::MediaRecord;
 
+/// Greater than any media id (they are ASCII): the end of a session's key range.
+const ID_MAX: &str = "\u{10FFFF}";
+
 impl Store {
     /// Writes (or replaces) a media record; `false`, writing nothing, when
     /// its session no longer exists (so a download that outlived its
@@ -46,6 +49,19 @@ impl Store {
                 .open_table(MEDIA)?
                 .remove((session_id, media_id))?
                 .is_some())
+        })
+    }
+
+    /// Every media record of one session (what an upload's quota counts).
+    pub fn session_media(&self, session_id: &str) -> StoreResult<Vec<MediaRecord>> {
+        self.read(|tx| {
+            let t = tx.open_table(MEDIA)?;
+            let mut out = Vec::new();
+            for row in t.range((session_id, "")..=(session_id, ID_MAX))? {
+                let (_, v) = row?;
+                out.push(decode(v.value())?);
+            }
+            Ok(out)
         })
     }
 
@@ -101,6 +117,11 @@ mod tests {
         assert!(store.put_media(&ab).unwrap());
         assert_eq!(store.media("a", &a.id).unwrap(), Some(a.clone()));
         assert_eq!(store.all_media().unwrap().len(), 2);
+        assert_eq!(
+            store.session_media("a").unwrap(),
+            vec![a.clone()],
+            "a session's media, not those of a session whose id it prefixes"
+        );
         store.delete_session("a").unwrap();
         assert_eq!(store.media("a", &a.id).unwrap(), None);
         assert_eq!(store.media("ab", &ab.id).unwrap(), Some(ab));

@@ -23,6 +23,19 @@ pub struct DueEntry {
     pub session_id: String,
 }
 
+/// What the scheduler can start now: the earliest due send of each session
+/// it is not busy with, and when the next one comes due.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DueHeads {
+    /// Each listed session's earliest due entry, in due order (earliest
+    /// first), one per session.
+    pub due: Vec<DueEntry>,
+    /// When the earliest entry of a session not skipped comes due, when
+    /// none is due yet (Unix ms); `None` when there is none, or when `due`
+    /// was cut off at its limit.
+    pub next_ms: Option<u64>,
+}
+
 /// Greater than any scheduled id (they are ASCII): the end of a session's key range.
 const ID_MAX: &str = "\u{10FFFF}";
 
@@ -95,6 +108,46 @@ impl Store {
                 });
             }
             Ok(out)
+        })
+    }
+
+    /// The earliest entry due at or before `until_ms` of each session not in
+    /// `skip`, for at most `max_sessions` sessions, and when the next entry
+    /// of a session not in `skip` comes due. One read of the due index in
+    /// due order; the rows of skipped sessions (those whose sends are in
+    /// flight) are passed over, so their backlog costs a scan, never a turn.
+    pub fn due_scheduled_heads(
+        &self,
+        until_ms: u64,
+        skip: &std::collections::HashSet<String>,
+        max_sessions: usize,
+    ) -> StoreResult<DueHeads> {
+        self.read(|tx| {
+            let t = tx.open_table(SCHEDULED_DUE)?;
+            let mut heads = DueHeads::default();
+            let mut listed = std::collections::HashSet::new();
+            for row in t.iter()? {
+                if heads.due.len() >= max_sessions {
+                    break;
+                }
+                let (k, v) = row?;
+                let session_id = v.value();
+                if skip.contains(session_id) || listed.contains(session_id) {
+                    continue;
+                }
+                let (due_ms, id) = k.value();
+                if due_ms > until_ms {
+                    heads.next_ms = Some(due_ms);
+                    break;
+                }
+                listed.insert(session_id.to_owned());
+                heads.due.push(DueEntry {
+                    due_ms,
+                    id: id.to_owned(),
+                    session_id: session_id.to_owned(),
+                });
+            }
+            Ok(heads)
         })
     }
 

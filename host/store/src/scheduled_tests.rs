@@ -216,3 +216,32 @@ fn deleting_a_session_removes_its_sends_from_every_table_and_leaves_others() {
     assert_eq!(store.list_all_scheduled(&[], 0, 10).unwrap().len(), 1);
     assert!(store.list_scheduled("a", &[], 0, 10).unwrap().is_empty());
 }
+
+#[test]
+fn due_heads_give_each_free_session_its_earliest_send_and_pass_over_busy_ones() {
+    let (_dir, store) = store_with(&["busy", "b", "c"]);
+    let busy: Vec<ScheduledSend> = (0..5).map(|i| send("busy", 100 + i)).collect();
+    for s in &busy {
+        insert(&store, s);
+    }
+    let b1 = send("b", 200);
+    let b2 = send("b", 210);
+    let c1 = send("c", 5_000);
+    for s in [&b1, &b2, &c1] {
+        insert(&store, s);
+    }
+    let none = std::collections::HashSet::new();
+    let heads = store.due_scheduled_heads(1_000, &none, 10).unwrap();
+    let ids: Vec<&str> = heads.due.iter().map(|d| d.id.as_str()).collect();
+    assert_eq!(ids, [busy[0].id.as_str(), b1.id.as_str()]);
+    assert_eq!(heads.next_ms, Some(5_000), "c's send is the next to come due");
+
+    let skip: std::collections::HashSet<String> = ["busy".to_owned()].into();
+    let heads = store.due_scheduled_heads(1_000, &skip, 10).unwrap();
+    let ids: Vec<&str> = heads.due.iter().map(|d| d.id.as_str()).collect();
+    assert_eq!(ids, [b1.id.as_str()], "the busy session's backlog is passed over");
+
+    let heads = store.due_scheduled_heads(1_000, &none, 1).unwrap();
+    assert_eq!(heads.due.len(), 1);
+    assert_eq!(heads.next_ms, None, "cut off at the limit: the caller looks again");
+}

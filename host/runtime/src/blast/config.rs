@@ -16,6 +16,11 @@ pub struct BlastConfig {
     pub offline_retry: Duration,
     /// Most recipients in one blast (`SWITCHBOARD_BLAST_MAX_RECIPIENTS`, 100000).
     pub max_recipients: usize,
+    /// Longest one recipient's send may take (its media fetch included)
+    /// before it is abandoned and counted as a failed attempt, so a send
+    /// held inside the network does not hold the one worker
+    /// (`SWITCHBOARD_BLAST_SEND_TIMEOUT_SECS`, 120).
+    pub send_timeout: Duration,
 }
 
 impl Default for BlastConfig {
@@ -24,6 +29,7 @@ impl Default for BlastConfig {
             idle_poll: Duration::from_secs(30),
             offline_retry: Duration::from_secs(5),
             max_recipients: 100_000,
+            send_timeout: Duration::from_secs(120),
         }
     }
 }

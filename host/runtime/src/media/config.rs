@@ -1,6 +1,8 @@
 //! The media knobs: when inbound media is downloaded, how long and how
 //! large a download may be, the upload limit, retention, and the public
-//! URL media routes are written under.
+//! URL media routes are written under; and what each session may hold
+//! (its upload quota and its share of retained media), so one tenant's
+//! media cannot crowd out another's.
 
 use std::time::Duration;
 
@@ -35,6 +37,9 @@ pub const DEFAULT_DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(120);
 pub const DEFAULT_MAX_DOWNLOAD_BYTES: u64 = 512 * 1024 * 1024;
 /// Default largest upload: 100 MiB (the largest document a send takes).
 pub const DEFAULT_MAX_UPLOAD_BYTES: u64 = 100 * 1024 * 1024;
+/// Default most bytes one session may hold in uploads: 1 GiB (ten of the
+/// largest uploads).
+pub const DEFAULT_MAX_UPLOAD_BYTES_PER_SESSION: u64 = 1024 * 1024 * 1024;
 /// Default age after which media is removed: 30 days.
 pub const DEFAULT_RETENTION_AGE: Duration = Duration::from_secs(30 * 24 * 3600);
 /// Default downloads in flight at once, gateway-wide.
@@ -56,11 +61,21 @@ pub struct MediaConfig {
     pub max_download_bytes: u64,
     /// Largest upload.
     pub max_upload_bytes: u64,
+    /// Most bytes one session may hold in uploads (stored, and being
+    /// written); an upload past it is refused before its bytes are kept.
+    /// `None` sets no quota.
+    pub max_upload_bytes_per_session: Option<u64>,
     /// Media older than this is removed; `None` keeps it by age.
     pub retention_age: Option<Duration>,
     /// The oldest media is removed while the store holds more than this
-    /// many bytes; `None` sets no bound.
+    /// many bytes; `None` sets no bound. The session holding the most
+    /// gives up its oldest first, so one session's media never evicts
+    /// another's while it holds more.
     pub retention_bytes: Option<u64>,
+    /// A session's oldest media is removed while it holds more than this
+    /// many bytes, before the total bound is looked at; `None` sets no
+    /// bound.
+    pub retention_bytes_per_session: Option<u64>,
     /// Pause between retention sweeps.
     pub sweep_interval: Duration,
     /// Downloads in flight at once, gateway-wide.
@@ -81,8 +96,10 @@ impl Default for MediaConfig {
             download_timeout: DEFAULT_DOWNLOAD_TIMEOUT,
             max_download_bytes: DEFAULT_MAX_DOWNLOAD_BYTES,
             max_upload_bytes: DEFAULT_MAX_UPLOAD_BYTES,
+            max_upload_bytes_per_session: Some(DEFAULT_MAX_UPLOAD_BYTES_PER_SESSION),
             retention_age: Some(DEFAULT_RETENTION_AGE),
             retention_bytes: None,
+            retention_bytes_per_session: None,
             sweep_interval: DEFAULT_SWEEP_INTERVAL,
             download_concurrency: DEFAULT_DOWNLOAD_CONCURRENCY as usize,
             orphan_grace: DEFAULT_ORPHAN_GRACE,

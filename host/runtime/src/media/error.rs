@@ -33,6 +33,20 @@ pub enum MediaError {
     /// An upload with no bytes.
     #[error("the upload is empty; media needs at least one byte")]
     EmptyUpload,
+    /// An upload would take its session past its upload quota; nothing of
+    /// it is kept.
+    #[error(
+        "session `{session_id}` holds {used} bytes in uploads, and this upload would take it past its upload quota of {limit} bytes (--media-max-upload-bytes-per-session); delete uploads it no longer needs (DELETE /api/v1/sessions/{session_id}/media/{{media_id}}) or wait for the retention sweep"
+    )]
+    QuotaExceeded {
+        /// The session.
+        session_id: String,
+        /// The quota, in bytes.
+        limit: u64,
+        /// What the session holds in uploads (stored and being written),
+        /// in bytes, not counting this upload.
+        used: u64,
+    },
     /// An upload has nothing to download again.
     #[error("media `{0}` is an upload; there is nothing to download again")]
     NotDownloadable(String),

@@ -3,7 +3,9 @@
 //! uploads clients send to reference in later sends. Records live in the
 //! store (`MediaRecord`), bytes in the media store, under the same session
 //! and media id. A failed download is a state with its reason, retried on
-//! request. A background sweep removes media by age and by total size.
+//! request. Each session's uploads count against its upload quota. A
+//! background sweep removes media by age, by each session's share and by
+//! total size.
 
 mod config;
 mod download;
@@ -16,7 +18,7 @@ use std::sync::{Arc, Mutex};
 
 pub use config::{
     DEFAULT_DOWNLOAD_CONCURRENCY, DEFAULT_DOWNLOAD_TIMEOUT, DEFAULT_MAX_DOWNLOAD_BYTES,
-    DEFAULT_MAX_UPLOAD_BYTES, DEFAULT_ORPHAN_GRACE, DEFAULT_RETENTION_AGE, DEFAULT_SWEEP_INTERVAL,
+    DEFAULT_MAX_UPLOAD_BYTES, DEFAULT_MAX_UPLOAD_BYTES_PER_SESSION, DEFAULT_ORPHAN_GRACE, DEFAULT_RETENTION_AGE, DEFAULT_SWEEP_INTERVAL,
     DownloadMode, MediaConfig,
 };
 pub use error::MediaError;
@@ -47,6 +49,13 @@ struct Inner {
     /// Downloads in flight at once, gateway-wide: each holds a part buffer
     /// of the media store, so a burst of media messages is bounded.
     permits: tokio::sync::Semaphore,
+    /// Upload bytes being written, per session, counted against the
+    /// session's quota while they stream in.
+    uploading: Mutex<HashMap<String, u64>>,
+    /// Held while an upload is checked against its quota one last time and
+    /// recorded, so two uploads finishing together cannot both fit into
+    /// the same remaining quota.
+    upload_commit: tokio::sync::Mutex<()>,
 }
 
 /// A media by session and media id.
@@ -69,6 +78,8 @@ impl Media {
                 permits: tokio::sync::Semaphore::new(config.download_concurrency.max(1)),
                 counters,
                 downloading: Mutex::default(),
+                uploading: Mutex::default(),
+                upload_commit: tokio::sync::Mutex::new(()),
                 config,
             }),
         }

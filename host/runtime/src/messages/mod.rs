@@ -6,10 +6,12 @@
 //! Nothing else calls [`crate::network::NetworkSession::send`]; integration
 //! plugins reach it through `plugin_sends.rs`.
 
+mod bounded;
 mod failure;
 mod pacing;
 mod plugin_sends;
 
+pub use bounded::{BoundedSend, abandoned_reason};
 pub use failure::SendFailure;
 pub use pacing::{Pacer, PacingConfig, PacingMode, retry_after_secs};
 pub use plugin_sends::PluginSends;

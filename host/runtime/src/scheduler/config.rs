@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-/// How long a due send waits for its session and how network failures are retried.
+/// How long a due send waits for its session, how network failures are
+/// retried, how many sessions' sends are in flight at once and how long one
+/// send may take.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScheduleConfig {
     /// How long a due send waits for its session to be able to send (paused,
@@ -15,6 +17,14 @@ pub struct ScheduleConfig {
     /// Pauses before the 2nd, 3rd, … attempt after a network failure; beyond
     /// the list the last pause repeats (`SWITCHBOARD_SCHEDULE_RETRY_DELAYS_SECS`, `10,60`).
     pub retry_delays: Vec<Duration>,
+    /// Sessions whose due sends are handed to the network at once, each
+    /// session's one at a time and in order; the sessions take turns
+    /// (`SWITCHBOARD_SCHEDULE_CONCURRENCY`, 4).
+    pub concurrency: usize,
+    /// Longest one send may take (its media fetch included) before it is
+    /// abandoned and retried like a network failure
+    /// (`SWITCHBOARD_SCHEDULE_SEND_TIMEOUT_SECS`, 120).
+    pub send_timeout: Duration,
 }
 
 impl Default for ScheduleConfig {
@@ -23,6 +33,8 @@ impl Default for ScheduleConfig {
             max_wait: Duration::from_secs(86_400),
             max_attempts: 3,
             retry_delays: vec![Duration::from_secs(10), Duration::from_secs(60)],
+            concurrency: 4,
+            send_timeout: Duration::from_secs(120),
         }
     }
 }

@@ -1,6 +1,9 @@
 //! Scheduled sends: a send with a future `send_at` is validated, stored and
 //! sent at its time by one background task through the same send core as
-//! every other send.
+//! every other send. The task hands several sessions' due sends to the
+//! network at once (one at a time per session, in order), the sessions
+//! taking turns, and bounds each send in time, so one tenant's slow send or
+//! backlog does not hold back another's.
 //!
 //! Nothing is kept in memory per scheduled send: the store's due index
 //! (`(due ms, id)`) tells the worker what is due and when the next one is, and

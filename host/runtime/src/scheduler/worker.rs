@@ -1,12 +1,21 @@
-//! The scheduler's one worker task: it sleeps until the earliest due entry,
-//! then takes due entries in order (earliest first, one at a time) and sends,
-//! parks, retries or fails each one. Every decision is one store transaction
-//! that also moves the entry out of "due now", so the loop always progresses.
+//! The scheduler's worker task: it sleeps until the earliest due entry,
+//! then hands due entries to the network, several sessions at once (up to
+//! the configured concurrency) and one entry at a time per session, in the
+//! session's due order. The sessions take turns: of the sessions with a due
+//! send and none in flight, those served longest ago go first, so a session
+//! with a backlog (or a slow send) never holds another's sends behind it.
+//! Each send is bounded in time ([`SendCore::send_typed_within`]). Every
+//! decision is one store transaction that also moves the entry out of "due
+//! now", so the loop always progresses.
+//!
+//! [`SendCore::send_typed_within`]: crate::messages::SendCore::send_typed_within
 
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use tokio::task::{Id, JoinSet};
 use tokio_util::sync::CancellationToken;
 
 use super::model::{ScheduledSend, ScheduledStatus};
@@ -14,12 +23,12 @@ use super::policy;
 use super::{Inner, now_ms};
 use crate::domain::send::{SendKind, SendRequest};
 use crate::domain::time::unix_now;
-use crate::messages::SendFailure;
-use crate::sessions::SessionError;
+use crate::messages::{BoundedSend, SendFailure};
 use crate::store::{DueEntry, StoreResult};
 
-/// Due entries read per look at the due index.
-const BATCH: usize = 64;
+/// Sessions with a due send read per look at the due index, among which
+/// the least recently served get the free slots.
+const CANDIDATES: usize = 64;
 
 /// The longest sleep: a guard against wall-clock jumps, not a polling interval.
 const FALLBACK_SLEEP: Duration = Duration::from_secs(300);
@@ -27,65 +36,133 @@ const FALLBACK_SLEEP: Duration = Duration::from_secs(300);
 /// The pause after a store failure, so a failing store is not hammered.
 const ERROR_PAUSE: Duration = Duration::from_secs(1);
 
+/// Past this many remembered sessions, the turns of sessions not in flight
+/// are forgotten (a forgotten session simply counts as never served).
+const SERVED_MEMORY: usize = 10_000;
+
+/// The sends in flight, one per session.
+#[derive(Default)]
+struct InFlight {
+    tasks: JoinSet<(String, StoreResult<()>)>,
+    sessions: HashSet<String>,
+    by_task: HashMap<Id, String>,
+}
+
+impl InFlight {
+    fn len(&self) -> usize {
+        self.tasks.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.tasks.is_empty()
+    }
+
+    fn start(&mut self, inner: Arc<Inner>, entry: DueEntry) {
+        let sid = entry.session_id.clone();
+        self.sessions.insert(sid.clone());
+        let handle = self.tasks.spawn(async move {
+            let result = inner.process(&entry).await;
+            (entry.session_id, result)
+        });
+        self.by_task.insert(handle.id(), sid);
+    }
+
+    /// The next send to finish: its session is free again; whether the
+    /// store failed it.
+    async fn finished(&mut self) -> Option<bool> {
+        let done = self.tasks.join_next_with_id().await?;
+        let (id, failed) = match done {
+            Ok((id, (sid, result))) => {
+                if let Err(e) = &result {
+                    tracing::error!(session = %sid, error = %e, "scheduled send could not be processed");
+                }
+                (id, result.is_err())
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "a scheduled send's task failed");
+                (e.id(), true)
+            }
+        };
+        if let Some(sid) = self.by_task.remove(&id) {
+            self.sessions.remove(&sid);
+        }
+        Some(failed)
+    }
+}
+
+/// Which of `heads` (one due entry per session, in due order) get the
+/// `free` slots: the sessions served longest ago (never served first), and
+/// among those served equally long ago, the earliest due.
+fn take_turns(heads: Vec<DueEntry>, served: &HashMap<String, u64>, free: usize) -> Vec<DueEntry> {
+    let mut heads: Vec<(usize, DueEntry)> = heads.into_iter().enumerate().collect();
+    heads.sort_by_key(|(i, e)| (served.get(&e.session_id).copied().unwrap_or(0), *i));
+    heads.into_iter().take(free).map(|(_, e)| e).collect()
+}
+
 impl Inner {
-    /// Runs until `cancel`.
+    /// Runs until `cancel`; the sends in flight then are finished first.
     pub(super) async fn run(self: Arc<Self>, cancel: CancellationToken) {
         // After a start every parked send is looked at again.
         if let Err(e) = self.store.wake_waiting(None, now_ms()) {
             tracing::error!(error = %e, "could not re-check waiting scheduled sends");
         }
+        let slots = self.config.concurrency.max(1);
+        let mut flight = InFlight::default();
+        let mut served: HashMap<String, u64> = HashMap::new();
+        let mut turn = 0u64;
+        let mut store_failed = false;
         loop {
             if cancel.is_cancelled() {
-                return;
+                break;
             }
             self.wake.next_due.store(0, Ordering::SeqCst);
             self.wake_connected_sessions();
-            let failed = match self.store.due_scheduled(now_ms(), BATCH) {
-                Ok(batch) if !batch.is_empty() => {
-                    let mut failed = false;
-                    for entry in batch {
-                        if cancel.is_cancelled() {
-                            return;
+            let free = slots.saturating_sub(flight.len());
+            let sleep = if store_failed {
+                store_failed = false;
+                ERROR_PAUSE
+            } else if free == 0 {
+                // A slot frees when a send finishes, which wakes the loop.
+                FALLBACK_SLEEP
+            } else {
+                match self
+                    .store
+                    .due_scheduled_heads(now_ms(), &flight.sessions, CANDIDATES)
+                {
+                    Ok(heads) if !heads.due.is_empty() => {
+                        for entry in take_turns(heads.due, &served, free) {
+                            turn += 1;
+                            served.insert(entry.session_id.clone(), turn);
+                            flight.start(self.clone(), entry);
                         }
-                        if let Err(e) = self.process(&entry).await {
-                            tracing::error!(scheduled_id = %entry.id, error = %e, "scheduled send could not be processed");
-                            failed = true;
-                            break;
+                        if served.len() > SERVED_MEMORY {
+                            served.retain(|sid, _| flight.sessions.contains(sid));
                         }
-                    }
-                    if !failed {
                         continue;
                     }
-                    true
-                }
-                Ok(_) => false,
-                Err(e) => {
-                    tracing::error!(error = %e, "could not read the due scheduled sends");
-                    true
-                }
-            };
-            let sleep = if failed {
-                ERROR_PAUSE
-            } else {
-                match self.store.next_scheduled_due() {
-                    Ok(next) => {
+                    Ok(heads) => {
                         self.wake
                             .next_due
-                            .store(next.unwrap_or(u64::MAX), Ordering::SeqCst);
-                        policy::sleep_for(next, now_ms(), FALLBACK_SLEEP)
+                            .store(heads.next_ms.unwrap_or(u64::MAX), Ordering::SeqCst);
+                        policy::sleep_for(heads.next_ms, now_ms(), FALLBACK_SLEEP)
                     }
                     Err(e) => {
-                        tracing::error!(error = %e, "could not read the next due scheduled send");
+                        tracing::error!(error = %e, "could not read the due scheduled sends");
                         ERROR_PAUSE
                     }
                 }
             };
             tokio::select! {
-                _ = cancel.cancelled() => return,
+                _ = cancel.cancelled() => break,
                 _ = self.wake.notify.notified() => {}
+                Some(failed) = flight.finished(), if !flight.is_empty() => {
+                    store_failed |= failed;
+                }
                 _ = tokio::time::sleep(sleep) => {}
             }
         }
+        // A graceful stop lets the sends in flight finish (each is bounded).
+        while flight.finished().await.is_some() {}
     }
 
     /// Makes the parked sends of sessions that connected due now.
@@ -115,18 +192,16 @@ impl Inner {
         if send.due_ms != Some(entry.due_ms) {
             return self.store.drop_due_entry(entry.due_ms, id);
         }
-        // Interrupted while sending (the gateway stopped): the network may have it.
-        if send.status == ScheduledStatus::Sending
-            && matches!(
-                self.send.has_sent(sid, &send.message_id).await,
-                Ok(Some(true))
-            )
+        // Interrupted while sending (the gateway stopped), or an earlier
+        // attempt was abandoned at its time bound: the network may have it.
+        if (send.status == ScheduledStatus::Sending || send.attempts > 0)
+            && self.network_has(sid, &send.message_id).await
         {
             tracing::info!(session = %sid, scheduled_id = %id, "interrupted scheduled send had reached the network");
             return self.sent(&send, None);
         }
         if let Err(e) = self.sessions.sender(sid) {
-            return self.not_sent(&send, &e);
+            return self.not_sent(&send, SendFailure::of(&e));
         }
         let claimed = self.transition(&send, |s| {
             s.status = ScheduledStatus::Sending;
@@ -139,10 +214,26 @@ impl Inner {
             Ok(request) => request,
             Err(reason) => return self.failed(&send, reason),
         };
-        match self.send.send_typed(sid, request, &send.message_id).await {
-            Ok(record) => self.sent(&send, Some(record.timestamp)),
-            Err(e) => self.not_sent(&send, &e),
+        let bound = self.config.send_timeout;
+        match (self.send)
+            .send_typed_within(sid, request, &send.message_id, bound)
+            .await
+        {
+            BoundedSend::Sent(record) => self.sent(&send, Some(record.timestamp)),
+            BoundedSend::Reached => self.sent(&send, None),
+            BoundedSend::Failed(failure) => self.not_sent(&send, failure),
         }
+    }
+
+    /// Whether the network says it has a message under `message_id` from
+    /// the session (asked under the send bound; a network that cannot tell,
+    /// or does not answer, counts as no).
+    async fn network_has(&self, session_id: &str, message_id: &str) -> bool {
+        let asked = self.send.has_sent(session_id, message_id);
+        matches!(
+            tokio::time::timeout(self.config.send_timeout, asked).await,
+            Ok(Ok(Some(true)))
+        )
     }
 
     /// The stored request, validated again; `Err` with the reason when it is
@@ -202,8 +293,8 @@ impl Inner {
     }
 
     /// A send that did not go out: wait for the session, retry later or fail.
-    fn not_sent(&self, send: &ScheduledSend, err: &SessionError) -> StoreResult<()> {
-        match SendFailure::of(err) {
+    fn not_sent(&self, send: &ScheduledSend, failure: SendFailure) -> StoreResult<()> {
+        match failure {
             SendFailure::Gone => {
                 if self.store.get_session(&send.session_id)?.is_none() {
                     // Deleted: the delete removed the send with its session;
@@ -258,5 +349,39 @@ impl Inner {
             s.last_error = Some(last_error);
         })?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(session: &str, due_ms: u64) -> DueEntry {
+        DueEntry {
+            due_ms,
+            id: format!("{session}-{due_ms}"),
+            session_id: session.to_owned(),
+        }
+    }
+
+    fn sessions(picked: &[DueEntry]) -> Vec<&str> {
+        picked.iter().map(|e| e.session_id.as_str()).collect()
+    }
+
+    #[test]
+    fn sessions_never_served_go_first_then_those_served_longest_ago() {
+        let heads = vec![entry("a", 1), entry("b", 2), entry("c", 3)];
+        let served: HashMap<String, u64> = [("a".to_owned(), 7), ("c".to_owned(), 3)].into();
+        let picked = take_turns(heads, &served, 2);
+        assert_eq!(sessions(&picked), ["b", "c"]);
+    }
+
+    #[test]
+    fn among_sessions_served_alike_the_earliest_due_goes_first() {
+        let heads = vec![entry("x", 5), entry("y", 9)];
+        let picked = take_turns(heads.clone(), &HashMap::new(), 1);
+        assert_eq!(sessions(&picked), ["x"]);
+        let picked = take_turns(heads, &HashMap::new(), 8);
+        assert_eq!(sessions(&picked), ["x", "y"], "no more than there are");
     }
 }

@@ -1,9 +1,15 @@
 //! Sending one recipient: through the send core for built-in kinds, through a
 //! plugin's expansion for plugin endpoints, with the recipient's message id
-//! chosen before the first attempt.
+//! chosen before the first attempt. Each send is bounded in time
+//! ([`SendCore::send_typed_within`]): one abandoned at its bound is a failed
+//! attempt (unless the network says it has it), retried under the same id,
+//! and before a retry the network is asked whether an earlier attempt
+//! reached it after all.
+//!
+//! [`SendCore::send_typed_within`]: crate::messages::SendCore::send_typed_within
 
 use super::*;
-use crate::messages::SendFailure;
+use crate::messages::{BoundedSend, SendFailure};
 
 impl Worker {
     /// Sends one recipient; `false` when the job should be left for now
@@ -25,7 +31,13 @@ impl Worker {
             return Ok(false);
         };
         let message_id = r.message_id.clone().unwrap_or_default();
+        let reached_before = r.attempts > 0
+            && kind.is_some()
+            && self.network_has(sid, &message_id).await;
         let outcome = match kind {
+            _ if reached_before => SendOutcome::Sent {
+                message_id: message_id.clone(),
+            },
             Some(kind) => {
                 self.send_builtin(sid, kind, body, &r.recipient, &message_id)
                     .await
@@ -90,13 +102,21 @@ impl Worker {
         request: crate::domain::send::SendRequest,
         message_id: &str,
     ) -> SendOutcome {
-        match self.p.send.send_typed(sid, request, message_id).await {
-            Ok(record) => SendOutcome::Sent {
+        let bound = self.p.config.send_timeout;
+        match (self.p.send)
+            .send_typed_within(sid, request, message_id, bound)
+            .await
+        {
+            BoundedSend::Sent(record) => SendOutcome::Sent {
                 message_id: record.message_id,
             },
+            BoundedSend::Reached => SendOutcome::Sent {
+                message_id: message_id.to_owned(),
+            },
             // Nothing reached the network: the recipient waits for its
-            // session; a refusal is final; a failed attempt counts.
-            Err(e) => match SendFailure::of(&e) {
+            // session; a refusal is final; a failed attempt counts (one
+            // abandoned at its bound too).
+            BoundedSend::Failed(failure) => match failure {
                 SendFailure::Wait(_) | SendFailure::Gone => SendOutcome::NotAttempted,
                 SendFailure::Refused(error) => SendOutcome::Refused { error },
                 SendFailure::Retry(error) | SendFailure::Fail(error) => {
@@ -104,6 +124,17 @@ impl Worker {
                 }
             },
         }
+    }
+
+    /// Whether the network says it has a message under `message_id` from
+    /// the session (asked under the send bound; a network that cannot tell,
+    /// or does not answer, counts as no).
+    async fn network_has(&self, sid: &str, message_id: &str) -> bool {
+        let asked = self.p.send.has_sent(sid, message_id);
+        matches!(
+            tokio::time::timeout(self.p.config.send_timeout, asked).await,
+            Ok(Ok(Some(true)))
+        )
     }
 
     /// A plugin endpoint: the plugin expands the recipient into concrete
