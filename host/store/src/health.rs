@@ -24,6 +24,19 @@ pub enum StoreStatus {
     Failing(StorageFault),
 }
 
+/// One run of failure, from the fault that closed the store to the reopen
+/// that worked: what the runtime tells subscribers once the store can
+/// record events again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StorageEpisode {
+    /// The fault that began it.
+    pub fault: StorageFault,
+    /// Unix seconds when the store failed.
+    pub failed_at: i64,
+    /// Unix seconds when it took writes again.
+    pub recovered_at: i64,
+}
+
 /// The labels of a counted fault.
 type FaultLabels = [(&'static str, &'static str); 1];
 
@@ -36,6 +49,10 @@ pub(crate) struct StoreHealth {
     status: watch::Sender<StoreStatus>,
     /// The last fault's cause, for the log and the recovery line.
     cause: std::sync::Mutex<String>,
+    /// When the current run of failure began, and its fault.
+    failed_at: std::sync::Mutex<Option<(StorageFault, i64)>>,
+    /// Runs of failure that ended, not yet told.
+    episodes: std::sync::Mutex<Vec<StorageEpisode>>,
     /// Store operations refused for a storage fault, by kind.
     pub(crate) faults: Family<FaultLabels, Counter>,
 }
@@ -47,6 +64,8 @@ impl StoreHealth {
             min_free_bytes,
             status: watch::Sender::new(StoreStatus::Ok),
             cause: std::sync::Mutex::new(String::new()),
+            failed_at: std::sync::Mutex::new(None),
+            episodes: std::sync::Mutex::new(Vec::new()),
             faults: Family::default(),
         }
     }
@@ -80,6 +99,10 @@ impl StoreHealth {
                 "the store failed: writes are refused until it is reopened"
             );
             *self.cause.lock().unwrap_or_else(|p| p.into_inner()) = cause;
+            self.failed_at
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get_or_insert((fault, crate::domain::time::unix_now()));
         }
     }
 
@@ -88,18 +111,41 @@ impl StoreHealth {
         self.faults.get_or_create(&[("kind", fault.as_str())]).inc();
     }
 
-    /// The store was reopened and takes writes again.
+    /// The store was reopened and takes writes again. The run of failure
+    /// is kept for the runtime before the status changes, so whoever is
+    /// woken by the change finds it.
     pub(crate) fn recovered(&self) {
-        let was = self.status.send_replace(StoreStatus::Ok);
-        if let StoreStatus::Failing(fault) = was {
-            let cause = std::mem::take(&mut *self.cause.lock().unwrap_or_else(|p| p.into_inner()));
-            tracing::info!(
-                kind = fault.as_str(),
-                after = %cause,
-                free_bytes = ?self.free_bytes(),
-                "the store recovered: writes are taken again"
-            );
-        }
+        let StoreStatus::Failing(fault) = self.status() else {
+            return;
+        };
+        let now = crate::domain::time::unix_now();
+        let began = self
+            .failed_at
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        let (fault, failed_at) = began.unwrap_or((fault, now));
+        self.episodes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(StorageEpisode {
+                fault,
+                failed_at,
+                recovered_at: now,
+            });
+        self.status.send_replace(StoreStatus::Ok);
+        let cause = std::mem::take(&mut *self.cause.lock().unwrap_or_else(|p| p.into_inner()));
+        tracing::info!(
+            kind = fault.as_str(),
+            after = %cause,
+            free_bytes = ?self.free_bytes(),
+            "the store recovered: writes are taken again"
+        );
+    }
+
+    /// The runs of failure that ended since the last call.
+    pub(crate) fn take_episodes(&self) -> Vec<StorageEpisode> {
+        std::mem::take(&mut *self.episodes.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// The kind of the fault the store is failing with, if it is.

@@ -39,7 +39,7 @@ use serde::de::DeserializeOwned;
 use crate::domain::storage_fault::StorageFault;
 
 pub use chats::ChatPage;
-pub use health::{StoreStatus, free_bytes};
+pub use health::{StorageEpisode, StoreStatus, free_bytes};
 pub use event_log::{EventLogBounds, EventWrite, LoggedEvent, PreparedEvent};
 pub use outbox::{NewDelivery, OutboxKey, OutboxRow};
 pub use scheduled::DueEntry;
@@ -251,9 +251,20 @@ impl Store {
         self.db.health.watch()
     }
 
+    /// The runs of failure that ended since the last call (each once), for
+    /// the events that tell subscribers.
+    pub fn take_storage_episodes(&self) -> Vec<StorageEpisode> {
+        self.db.health.take_episodes()
+    }
+
     /// Free bytes of the data directory's filesystem.
     pub fn free_bytes(&self) -> Option<u64> {
         self.db.health.free_bytes()
+    }
+
+    /// The free-space floor of [`Store::check_free_space`], in bytes.
+    pub fn min_free_bytes(&self) -> u64 {
+        self.db.health.min_free_bytes()
     }
 
     /// Refuses new bulk work (an upload, a blast) while the data directory

@@ -81,13 +81,22 @@ impl Media {
             stored_at: Some(unix_now()),
             handle: None,
         };
-        if !self.save(&record).await {
-            // The session went away while its upload was stored.
-            let _ = self.inner.blobs.delete(&key).await;
-            return Err(MediaError::NotFound {
-                session_id: session_id.to_owned(),
-                media_id: record.id,
-            });
+        match self.try_save(&record).await {
+            Ok(true) => {}
+            Ok(false) => {
+                // The session went away while its upload was stored.
+                let _ = self.inner.blobs.delete(&key).await;
+                return Err(MediaError::NotFound {
+                    session_id: session_id.to_owned(),
+                    media_id: record.id,
+                });
+            }
+            Err(e) => {
+                // No record names the bytes: they go, not kept half-stored.
+                let _ = self.inner.blobs.delete(&key).await;
+                counters.uploads_failed.inc();
+                return Err(e);
+            }
         }
         counters.uploads_stored.inc();
         counters.stored_bytes.inc_by(written.len as i64);

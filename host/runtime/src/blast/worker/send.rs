@@ -97,7 +97,10 @@ impl Worker {
             // Nothing reached the network: the recipient waits for its
             // session; a refusal is final; a failed attempt counts.
             Err(e) => match SendFailure::of(&e) {
-                SendFailure::Wait(_) | SendFailure::Gone => SendOutcome::NotAttempted,
+                // A storage fault waits too: the store reopens itself.
+                SendFailure::Wait(_) | SendFailure::Gone | SendFailure::Storage(_) => {
+                    SendOutcome::NotAttempted
+                }
                 SendFailure::Refused(error) => SendOutcome::Refused { error },
                 SendFailure::Retry(error) | SendFailure::Fail(error) => {
                     SendOutcome::Failed { error }
