@@ -62,7 +62,8 @@ pub struct Gateway {
 pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
     let config = config.resolve_paths()?;
     tracing::info!(data_dir = %config.data_dir.display(), "using the data directory");
-    let store = Store::open(&config.data_dir).context("could not open the store")?;
+    let store =
+        Store::open_with(&config.data_dir, config.storage.clone()).context("could not open the store")?;
     let (token, token_source) = token::resolve(config.api_token.as_deref(), &config.data_dir)
         .context("could not read or create the API token file")?;
 
@@ -121,6 +122,12 @@ pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
         .watch_directory(background_stop.clone(), &tasks)
         .await;
     events.add_outbox(Arc::new(webhooks.clone()));
+    switchboard_runtime::storage_events::start(
+        store.clone(),
+        events.clone(),
+        background_stop.clone(),
+        &tasks,
+    );
     // Integration plugins are owed their events from the first one on, as
     // webhooks are; what the outbox holds for them resumes once they can send.
     let integrations = IntegrationOutbox::start(
@@ -217,6 +224,7 @@ pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
         whatsapp: networks.whatsapp_counters,
         nats: nats.as_ref().map(|n| n.counters().clone()),
         media: media_counters,
+        media_store: blobs.clone(),
         integrations: integrations.counters().clone(),
     });
     let tokens = api::tokens::Tokens::load(store.clone(), config.token_rate_window)

@@ -32,6 +32,9 @@ pub struct Config {
     pub metrics_listen: Option<SocketAddr>,
     /// Directory of the database and the generated token.
     pub data_dir: PathBuf,
+    /// How the store behaves when its storage fails: the reopen backoff and
+    /// the free-space floor under which uploads and blasts are refused.
+    pub storage: crate::store::StoreOptions,
     /// The API token; read from or generated into the data directory when unset.
     pub api_token: Option<String>,
     /// Default network of new sessions.
@@ -101,6 +104,7 @@ impl Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 3451)),
             metrics_listen: None,
             data_dir,
+            storage: crate::store::StoreOptions::default(),
             api_token: None,
             network: "sim".into(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
@@ -164,6 +168,20 @@ pub struct ServeArgs {
     /// Directory of the database and the generated API token.
     #[arg(long, env = "SWITCHBOARD_DATA_DIR", default_value = crate::domain::data_dir::DEFAULT_DATA_DIR)]
     pub data_dir: PathBuf,
+    /// Free space of the data (and local media) directory under which new
+    /// uploads and blasts are refused with 507, in MiB, so the disk does not
+    /// fill with work the store then cannot record; 0 turns the floor off.
+    #[arg(long, env = "SWITCHBOARD_MIN_FREE_SPACE_MB", default_value_t = 64)]
+    pub min_free_space_mb: u64,
+    /// The first wait before the store is opened again after a storage
+    /// fault (a full disk, an I/O error), in milliseconds; it doubles on
+    /// each attempt that fails.
+    #[arg(long, env = "SWITCHBOARD_STORE_REOPEN_BACKOFF_MIN_MS", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
+    pub store_reopen_backoff_min_ms: u64,
+    /// The longest wait between attempts to open the store again, in
+    /// milliseconds.
+    #[arg(long, env = "SWITCHBOARD_STORE_REOPEN_BACKOFF_MAX_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub store_reopen_backoff_max_ms: u64,
     /// Bearer token for /api/v1; when unset one is generated on first start and
     /// kept in <data-dir>/api-token (readable by the owner only).
     #[arg(long, env = "API_TOKEN", hide_env_values = true)]
@@ -506,6 +524,14 @@ impl ServeArgs {
             listen: self.listen,
             metrics_listen: self.metrics_listen,
             data_dir: self.data_dir.clone(),
+            storage: crate::store::StoreOptions {
+                reopen_backoff_min: Duration::from_millis(self.store_reopen_backoff_min_ms),
+                reopen_backoff_max: Duration::from_millis(
+                    self.store_reopen_backoff_max_ms
+                        .max(self.store_reopen_backoff_min_ms),
+                ),
+                min_free_bytes: self.min_free_space_mb.saturating_mul(1024 * 1024),
+            },
             api_token: self.api_token.clone().filter(|t| !t.trim().is_empty()),
             network: self.network.clone(),
             max_body_bytes: self.max_body_bytes,

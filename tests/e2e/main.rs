@@ -72,6 +72,8 @@ mod session_ops;
 mod sessions;
 mod sim_events;
 mod stream;
+mod storage_faults;
+mod storage_faults_crash;
 mod stream_resume;
 mod tokens;
 mod tokens_matrix;

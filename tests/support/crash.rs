@@ -78,10 +78,26 @@ pub struct Kill {
     pub dead: Instant,
 }
 
+/// A rig's data directory: its own temporary one, or one the test made
+/// (a small filesystem it mounted).
+enum DataDir {
+    Temp(TempDir),
+    Given(PathBuf),
+}
+
+impl DataDir {
+    fn path(&self) -> &Path {
+        match self {
+            DataDir::Temp(t) => t.path(),
+            DataDir::Given(p) => p,
+        }
+    }
+}
+
 /// The gateway binary on one data directory, across kills and restarts.
 pub struct Rig {
     binary: PathBuf,
-    dir: TempDir,
+    dir: DataDir,
     env: Vec<(String, String)>,
     process: Option<GatewayProcess>,
     api: Api,
@@ -96,6 +112,27 @@ impl Rig {
 
     /// [`Rig::start`] with `extra` environment variables (kept across restarts).
     pub async fn start_with_env(binary: &str, intervals: Intervals, extra: &[(&str, &str)]) -> Rig {
+        let dir = tempfile::tempdir().expect("a temporary data directory");
+        Self::start_on(binary, intervals, extra, DataDir::Temp(dir)).await
+    }
+
+    /// [`Rig::start_with_env`] on `data_dir`, which the test owns (and
+    /// outlives the rig).
+    pub async fn start_in(
+        binary: &str,
+        intervals: Intervals,
+        extra: &[(&str, &str)],
+        data_dir: &Path,
+    ) -> Rig {
+        Self::start_on(binary, intervals, extra, DataDir::Given(data_dir.to_owned())).await
+    }
+
+    async fn start_on(
+        binary: &str,
+        intervals: Intervals,
+        extra: &[(&str, &str)],
+        dir: DataDir,
+    ) -> Rig {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let mut env = base_env();
         env.extend(interval_env(intervals));
@@ -104,7 +141,6 @@ impl Rig {
                 .iter()
                 .map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
         );
-        let dir = tempfile::tempdir().expect("a temporary data directory");
         let process = spawn(Path::new(binary), dir.path(), &env).await;
         let api = Api::new(&process.base);
         let rig = Rig {

@@ -10,6 +10,7 @@ pub mod plugins;
 pub mod process;
 pub mod readme;
 pub mod receiver;
+pub mod small_disk;
 pub mod sse;
 pub mod venv;
 

@@ -265,6 +265,9 @@ async fn create(
     ApiPath(SessionPath { id }): ApiPath<SessionPath>,
     ApiJson(req): ApiJson<BlastRequest>,
 ) -> ApiResult<(StatusCode, Json<BlastCreated>)> {
+    // A blast adds work the store must record for every recipient: under
+    // the free-space floor, or with the store failing, none is taken.
+    state.store.check_free_space()?;
     // The media a blast sends is checked once, before any job exists.
     if let Some(media_id) = req.body.get("media_id").and_then(serde_json::Value::as_str)
         && state.sessions.exists(&id)

@@ -15,6 +15,7 @@ use crate::domain::send::FieldError;
 use switchboard_runtime::network::NetworkError;
 use switchboard_runtime::sessions::SessionError;
 use switchboard_runtime::store::StoreError;
+use crate::domain::storage_fault::StorageFault;
 
 /// An error answer of the API.
 #[derive(Debug, Clone)]
@@ -116,10 +117,13 @@ impl IntoResponse for ApiError {
             resp.headers_mut()
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }
-        // A body over its limit is refused before it is read: the rest of
-        // it is still on the wire, so the connection ends with the answer,
-        // and says so, or a client would send its next request on it.
-        if self.status == StatusCode::PAYLOAD_TOO_LARGE {
+        // A body over its limit (or an upload refused for lack of space) is
+        // refused before it is read: the rest of it is still on the wire, so
+        // the connection ends with the answer, and says so, or a client
+        // would send its next request on it.
+        if self.status == StatusCode::PAYLOAD_TOO_LARGE
+            || self.status == StatusCode::INSUFFICIENT_STORAGE
+        {
             resp.headers_mut()
                 .insert(header::CONNECTION, HeaderValue::from_static("close"));
         }
@@ -129,7 +133,25 @@ impl IntoResponse for ApiError {
 
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
-        Self::internal(e)
+        match e.fault() {
+            Some(fault) => Self::storage(fault, e.to_string()),
+            None => Self::internal(e),
+        }
+    }
+}
+
+impl ApiError {
+    /// A write refused for a storage fault: `507 insufficient_storage` for
+    /// a full disk (or one under its free-space floor), `503
+    /// storage_unavailable` for any other; either can succeed later, once
+    /// the fault is gone, without a restart.
+    pub fn storage(fault: StorageFault, message: impl Into<String>) -> Self {
+        let status = match fault {
+            StorageFault::NoSpace => StatusCode::INSUFFICIENT_STORAGE,
+            StorageFault::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+        };
+        tracing::warn!(kind = fault.as_str(), "a request was refused for a storage fault");
+        Self::new(status, fault.code(), message)
     }
 }
 
@@ -153,6 +175,7 @@ impl From<NetworkError> for ApiError {
             NetworkError::NotSupported(_) => {
                 Self::new(StatusCode::NOT_IMPLEMENTED, "not_supported_by_network", msg)
             }
+            NetworkError::Storage(fault, _) => Self::storage(fault, msg),
         }
     }
 }

@@ -1,7 +1,8 @@
 //! `/livez` and `/readyz`, answered without authentication.
 //!
 //! `/livez` only says the process serves HTTP (no I/O, no locks). `/readyz`
-//! checks what the gateway needs to do its work: the store answers a read,
+//! checks what the gateway needs to do its work: the store answers a read
+//! and is not failing with a storage fault (a full disk, an I/O error),
 //! and the background workers (blast worker, scheduler, webhook delivery
 //! workers) are running — one that stopped or panicked makes it unready —
 //! and, when a message broker is configured, the broker is connected and its
@@ -15,6 +16,7 @@ use axum::routing::get;
 use serde::Serialize;
 
 use super::AppState;
+use switchboard_runtime::store::StoreStatus;
 
 /// The health routes.
 pub fn routes() -> Router<AppState> {
@@ -141,9 +143,15 @@ async fn livez() -> Json<Live> {
 
 /// The parts `/readyz` checks, in order, and whether each is fine.
 fn checks(state: &AppState) -> Vec<(ReadyCheck, bool)> {
-    let store = match state.store.schema_version() {
-        Ok(_) => true,
-        Err(e) => {
+    // A store failing with a storage fault is down until it is reopened,
+    // even where a read could still be answered from its cache.
+    let store = match (state.store.status(), state.store.schema_version()) {
+        (StoreStatus::Ok, Ok(_)) => true,
+        (StoreStatus::Failing(fault), _) => {
+            tracing::warn!(kind = fault.as_str(), "readiness: the store is failing");
+            false
+        }
+        (_, Err(e)) => {
             tracing::warn!(error = %e, "readiness: the store does not answer");
             false
         }

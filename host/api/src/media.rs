@@ -97,6 +97,7 @@ impl From<MediaError> for ApiError {
                 format!("the upload could not be read to its end: {e}"),
             ),
             MediaError::Upload(PutError::Store(e)) => media_store_failed(e),
+            MediaError::Record(e) => e.into(),
             MediaError::Internal(e) => ApiError::internal(e),
         }
     }
@@ -127,6 +128,9 @@ pub(crate) async fn check_media_id(
 }
 
 fn media_store_failed(e: MediaStoreError) -> ApiError {
+    if let Some(fault) = e.fault() {
+        return ApiError::storage(fault, e.to_string());
+    }
     tracing::error!(error = %e, "the media store failed");
     ApiError::new(StatusCode::BAD_GATEWAY, "media_store_failed", e.to_string())
 }
@@ -168,6 +172,10 @@ async fn upload(
     request: Request,
 ) -> ApiResult<(StatusCode, Json<MediaObject>)> {
     state.sessions.get(&id)?;
+    // Under the free-space floor (or with the store failing) an upload is
+    // refused before a byte of it is read.
+    state.store.check_free_space()?;
+    state.media.check_free_space(state.store.min_free_bytes())?;
     let limit = state.media.config().max_upload_bytes;
     let declared = request
         .headers()

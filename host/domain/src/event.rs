@@ -89,6 +89,8 @@ event_names! {
     NewsletterLiveUpdate => "newsletter_live_update",
     BlastProgress => "blast_progress",
     BlastCompleted => "blast_completed",
+    StorageFailed => "storage_failed",
+    StorageRecovered => "storage_recovered",
 }
 
 impl std::fmt::Display for EventName {
@@ -155,7 +157,7 @@ mod tests {
         for name in EventName::ALL {
             assert_eq!(EventName::parse(name.as_str()), Some(*name));
         }
-        assert_eq!(EventName::ALL.len(), 47);
+        assert_eq!(EventName::ALL.len(), 49);
         assert_eq!(EventName::parse("all"), None);
     }
 

@@ -87,7 +87,7 @@ pub struct Field {
 /// is decoded, deduplicated and enriched), not the lifecycle events the
 /// gateway produces itself (`qr_code`, `pair_code`, `connected`,
 /// `logged_out`, and `account_locked`, whose cooldown is the gateway's) and
-/// not the blast events.
+/// not the blast and storage events.
 pub fn network_side(event: EventName) -> bool {
     !matches!(
         event,
@@ -99,6 +99,8 @@ pub fn network_side(event: EventName) -> bool {
             | EventName::AccountLocked
             | EventName::BlastProgress
             | EventName::BlastCompleted
+            | EventName::StorageFailed
+            | EventName::StorageRecovered
     )
 }
 

@@ -27,6 +27,7 @@ mod send_kind;
 mod send_media;
 mod send_text;
 pub mod session;
+pub mod storage_fault;
 pub mod sim;
 pub mod time;
 pub mod token;

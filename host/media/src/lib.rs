@@ -5,6 +5,8 @@
 //! store; this crate holds only bytes, written and read as streams so that
 //! no file is ever held whole in memory.
 
+use switchboard_domain as domain;
+
 mod config;
 mod error;
 mod keys;

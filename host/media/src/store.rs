@@ -19,6 +19,7 @@ use object_store::{
 use sha2::{Digest, Sha256};
 
 use crate::config::{MediaStoreConfig, S3Config};
+use crate::domain::storage_fault::StorageFault;
 use crate::error::{MediaStoreError, PutError};
 
 /// Size of the parts a streamed write sends (S3's smallest part is 5 MiB);
@@ -37,6 +38,8 @@ struct Inner {
     objects: Arc<dyn ObjectStore>,
     signer: Option<(Arc<dyn Signer>, Duration)>,
     kind: &'static str,
+    /// The directory of a local store, for its free space.
+    dir: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for MediaStore {
@@ -95,6 +98,9 @@ impl Pending {
         }
     }
 
+    /// Completes the write. One that fails there leaves nothing under the
+    /// key: the backend aborts a failed completion, and a local store's
+    /// staging file is removed when its upload is dropped.
     async fn finish(mut self) -> object_store::Result<()> {
         match self.0.take() {
             Some(writer) => writer.finish().await.map(|_| ()),
@@ -129,7 +135,11 @@ impl MediaStore {
                 let fs = LocalFileSystem::new_with_prefix(dir)
                     .map_err(|e| MediaStoreError::Open(e.to_string()))?
                     .with_automatic_cleanup(true);
-                Ok(Self::with(Arc::new(fs), None, "local"))
+                let mut store = Self::with(Arc::new(fs), None, "local");
+                if let Some(inner) = Arc::get_mut(&mut store.inner) {
+                    inner.dir = Some(dir.clone());
+                }
+                Ok(store)
             }
             MediaStoreConfig::S3(s3) => {
                 let bucket = s3_builder(s3)
@@ -159,6 +169,7 @@ impl MediaStore {
                 objects,
                 signer,
                 kind,
+                dir: None,
             }),
         }
     }
@@ -166,6 +177,28 @@ impl MediaStore {
     /// `local` or `s3`.
     pub fn kind(&self) -> &'static str {
         self.inner.kind
+    }
+
+    /// Bytes still free on a local store's filesystem (`None` for a bucket,
+    /// or when it cannot be asked).
+    pub fn free_bytes(&self) -> Option<u64> {
+        let dir = self.inner.dir.as_deref()?;
+        let st = rustix::fs::statvfs(dir).ok()?;
+        Some(st.f_bavail.saturating_mul(st.f_frsize))
+    }
+
+    /// Refuses a new write while a local store's filesystem has less than
+    /// `min_free` bytes free, so an upload does not fill the disk.
+    pub fn check_free_space(&self, min_free: u64) -> Result<(), MediaStoreError> {
+        match self.free_bytes() {
+            Some(free) if free < min_free => Err(MediaStoreError::Storage(
+                StorageFault::NoSpace,
+                format!(
+                    "the media directory has {free} bytes free, under its floor of {min_free} (--min-free-space-mb)"
+                ),
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// Whether reads are answered with presigned URLs.

@@ -31,7 +31,7 @@ use crate::domain::event::EventName;
 use crate::domain::jid::Jid;
 use crate::domain::send::OutboundContent;
 use crate::domain::session::Account;
-pub use receipt::{StoredAnswer, StoredReceipt};
+pub use receipt::{NotStored, StoredAnswer, StoredReceipt};
 
 /// A failure reported by a network backend.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -55,6 +55,10 @@ pub enum NetworkError {
     /// This backend cannot do what was asked (the message says what and why).
     #[error("{0}")]
     NotSupported(String),
+    /// The gateway could not keep what the network sent or asked for: its
+    /// storage failed (the kind says how); nothing was acknowledged.
+    #[error("{1}")]
+    Storage(crate::domain::storage_fault::StorageFault, String),
 }
 
 /// Where a backend sends a session's events. Bounded: a backend awaits room, so

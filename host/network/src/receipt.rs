@@ -9,8 +9,26 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::oneshot;
 
+use crate::domain::storage_fault::StorageFault;
+
+/// Why a batch was not stored: the storage fault, when it was one (the
+/// caller can tell a full disk from anything else by type), and a sentence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotStored {
+    /// The storage fault that stopped it, if one did.
+    pub fault: Option<StorageFault>,
+    /// What went wrong.
+    pub why: String,
+}
+
+impl std::fmt::Display for NotStored {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.why)
+    }
+}
+
 /// The answer a batch gets: stored, or why not.
-pub type StoredAnswer = Result<(), String>;
+pub type StoredAnswer = Result<(), NotStored>;
 
 /// The intake's half of a batch's receipt. Cloned freely (every event of the
 /// batch may hold one); the first `fail` or `stored` answers, later calls do
@@ -32,7 +50,15 @@ impl StoredReceipt {
 
     /// Something of the batch could not be stored (no-op once answered).
     pub fn fail(&self, why: impl Into<String>) {
-        self.answer(Err(why.into()));
+        self.fail_with(None, why);
+    }
+
+    /// [`StoredReceipt::fail`], naming the storage fault that stopped it.
+    pub fn fail_with(&self, fault: Option<StorageFault>, why: impl Into<String>) {
+        self.answer(Err(NotStored {
+            fault,
+            why: why.into(),
+        }));
     }
 
     /// Whether the batch was answered already (a failure answers early).

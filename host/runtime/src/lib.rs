@@ -14,6 +14,7 @@
 //!   outbox, retried and dead-lettered like a webhook's
 //! - [`media`]: inbound media downloaded and kept, uploads, retention
 //! - [`liveness`]: whether each background worker runs (for `/readyz`)
+//! - [`storage_events`]: `storage_failed` and `storage_recovered`, once the store recovers
 //! - [`counters`]: the counters these parts bump, each registered by its owner
 //!
 //! Plugins reach the runtime only through the hook traits of
@@ -29,6 +30,7 @@ pub mod media;
 pub mod messages;
 pub mod scheduler;
 pub mod sessions;
+pub mod storage_events;
 pub mod webhooks;
 
 use switchboard_domain as domain;

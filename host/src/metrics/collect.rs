@@ -20,6 +20,7 @@ use crate::webhooks::Webhooks;
 pub(super) struct Scrape {
     pub sessions: Sessions,
     pub store: Store,
+    pub media_store: crate::media_store::MediaStore,
     pub webhooks: Webhooks,
     pub blasts: Blasts,
     pub plugins: Plugins,
@@ -192,8 +193,40 @@ impl Scrape {
     }
 }
 
+impl Scrape {
+    /// Whether the store is failing, and the free space it and the media
+    /// store have left (read with `statvfs` at each scrape).
+    fn storage(&self, enc: &mut DescriptorEncoder) -> std::fmt::Result {
+        let failing = !matches!(self.store.status(), crate::store::StoreStatus::Ok);
+        gauge(
+            enc,
+            "switchboard_store_failing",
+            "1 while the store is failing with a storage fault and being reopened, else 0",
+            i64::from(failing),
+        )?;
+        if let Some(free) = self.store.free_bytes() {
+            gauge(
+                enc,
+                "switchboard_store_free_bytes",
+                "Bytes free on the data directory's filesystem",
+                i64::try_from(free).unwrap_or(i64::MAX),
+            )?;
+        }
+        if let Some(free) = self.media_store.free_bytes() {
+            gauge(
+                enc,
+                "switchboard_media_free_bytes",
+                "Bytes free on the local media directory's filesystem",
+                i64::try_from(free).unwrap_or(i64::MAX),
+            )?;
+        }
+        Ok(())
+    }
+}
+
 impl Collector for Scrape {
     fn encode(&self, mut enc: DescriptorEncoder) -> std::fmt::Result {
+        self.storage(&mut enc)?;
         self.sessions(&mut enc)?;
         self.webhooks(&mut enc)?;
         self.blasts(&mut enc)?;

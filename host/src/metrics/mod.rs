@@ -7,7 +7,8 @@
 //!   [`build`] has each register the same handles. HTTP requests are observed
 //!   by the API's middleware into [`HttpMetrics`].
 //! - values computed at scrape time (`collect`): sessions by status, the
-//!   webhook DLQ and suspended URLs, the blast queue, plugin counters.
+//!   webhook DLQ and suspended URLs, the blast queue, plugin counters, the
+//!   store's health and the free space of the data and media directories.
 //!
 //! Every metric is named `switchboard_*`; the list is in the README.
 
@@ -48,6 +49,8 @@ pub struct Sources {
     pub nats: Option<switchboard_nats::NatsCounters>,
     /// Media downloads, uploads, sweeps and the bytes stored.
     pub media: crate::runtime::counters::MediaCounters,
+    /// The media store, for the free space of a local media directory.
+    pub media_store: crate::media_store::MediaStore,
     /// Integration plugin deliveries.
     pub integrations: IntegrationCounters,
 }
@@ -59,7 +62,7 @@ pub fn build(sources: Sources) -> Metrics {
         sources.events.counters().register(registry);
         sources.webhooks.counters().register(registry);
         sources.blasts.counters().register(registry);
-        sources.store.timings().register(registry);
+        sources.store.register_metrics(registry);
         sources.media.register(registry);
         sources.integrations.register(registry);
         if let Some(whatsapp) = &sources.whatsapp {
@@ -71,6 +74,7 @@ pub fn build(sources: Sources) -> Metrics {
         registry.register_collector(Box::new(collect::Scrape {
             sessions: sources.sessions,
             store: sources.store,
+            media_store: sources.media_store,
             webhooks: sources.webhooks,
             blasts: sources.blasts,
             plugins: sources.plugins,

@@ -22,15 +22,26 @@
 //! each job runs again in a transaction of its own, so every job gets
 //! exactly the answer it would have got alone. Jobs are therefore `FnMut`
 //! and must not keep side effects outside the transaction.
+//!
+//! A storage fault (a full disk, an I/O error) is different: redb refuses
+//! every later write of that database, so nothing is run again; every job
+//! of the batch is answered with the fault (never as stored), and the
+//! writer, which owns reopening (`handle.rs`), opens the file again with
+//! backoff until that works, answering what is queued meanwhile with the
+//! fault at once. A job whose write failed gives back what it took from
+//! the store's shared state (delivered outbox rows waiting for removal), so
+//! the next write takes it.
 
 use std::sync::{Arc, Mutex, Weak, mpsc};
+use std::time::{Duration, Instant};
 
 use prometheus_client::metrics::histogram::Histogram;
 use redb::{Database, WriteTransaction};
 
 use super::event_log::{EventJob, EventTables};
+use super::handle::DbHandle;
 use super::outbox::OutboxKey;
-use super::{Store, StoreError, StoreResult};
+use super::{Store, StoreError, StoreOptions, StoreResult};
 
 /// Most jobs one transaction takes: enough to turn a burst of concurrent
 /// sends into a handful of fsyncs, small enough that a batch that has to be
@@ -53,6 +64,20 @@ struct Pending {
     work: Work,
     done: Reply,
 }
+
+impl Pending {
+    /// The job's write failed for good: what it took from the store's
+    /// shared state goes back for the next write.
+    fn give_back(&mut self) {
+        if let Work::Event(job) = &mut self.work {
+            job.give_back();
+        }
+    }
+}
+
+/// What the writer's queue carries: a job, or `None` to wake the writer
+/// (a fault seen outside it closed the database, which it must reopen).
+type Msg = Option<Pending>;
 
 /// The answer channel: a future for async callers, a blocking one
 /// otherwise, or a callback run on the writer thread.
@@ -81,28 +106,77 @@ impl Reply {
 /// a batch, so dropping the last [`Store`] still closes the file.
 #[derive(Clone)]
 pub(crate) struct GroupCommit {
-    queue: mpsc::Sender<Pending>,
+    queue: mpsc::Sender<Msg>,
 }
 
 impl GroupCommit {
     /// Starts the writer thread of `db`; each transaction's time, commit
     /// included, goes into `write_seconds`.
     pub(crate) fn start(
-        db: &Arc<Database>,
+        db: &Arc<DbHandle>,
         write_seconds: Histogram,
+        options: &StoreOptions,
     ) -> std::io::Result<GroupCommit> {
         let (queue, jobs) = mpsc::channel();
         let db = Arc::downgrade(db);
+        let backoff = Backoff::new(options.reopen_backoff_min, options.reopen_backoff_max);
         std::thread::Builder::new()
             .name("store-writer".into())
-            .spawn(move || writer(&db, &jobs, &write_seconds))?;
+            .spawn(move || writer(&db, &jobs, &write_seconds, backoff))?;
         Ok(GroupCommit { queue })
     }
 
     fn submit(&self, work: Work, done: Reply) {
-        if let Err(mpsc::SendError(p)) = self.queue.send(Pending { work, done }) {
+        if let Err(mpsc::SendError(Some(p))) = self.queue.send(Some(Pending { work, done })) {
             p.done.send(Err(stopped()));
         }
+    }
+
+    /// Wakes the writer to reopen a database a fault closed.
+    pub(crate) fn wake(&self) {
+        let _ = self.queue.send(None);
+    }
+}
+
+/// When the writer next tries to open a database a fault closed: first
+/// after the shortest wait, then twice as long each time, up to the longest.
+struct Backoff {
+    min: Duration,
+    max: Duration,
+    wait: Duration,
+    next: Option<Instant>,
+}
+
+impl Backoff {
+    fn new(min: Duration, max: Duration) -> Backoff {
+        let min = min.max(Duration::from_millis(1));
+        Backoff {
+            min,
+            max: max.max(min),
+            wait: min,
+            next: None,
+        }
+    }
+
+    /// How long to wait for a job before the next attempt is due.
+    fn until_due(&mut self) -> Duration {
+        let now = Instant::now();
+        let next = *self.next.get_or_insert(now + self.wait);
+        next.saturating_duration_since(now)
+    }
+
+    fn due(&mut self) -> bool {
+        self.until_due().is_zero()
+    }
+
+    fn failed(&mut self) {
+        self.wait = (self.wait * 2).min(self.max);
+        self.next = Some(Instant::now() + self.wait);
+    }
+
+    fn reset(&mut self) {
+        self.wait = self.min;
+        self.next = None;
     }
 }
 
@@ -195,23 +269,59 @@ fn take<T>(slot: &Slot<T>) -> StoreResult<T> {
 
 /// The error of a write the writer could not take.
 fn stopped() -> StoreError {
-    StoreError::Redb(redb::Error::Io(std::io::Error::other(
-        "the store's writer has stopped",
-    )))
+    StoreError::Stopped("the store's writer has stopped")
 }
 
-/// The writer thread: one batch after another until every handle is gone.
-fn writer(db: &Weak<Database>, jobs: &mpsc::Receiver<Pending>, write_seconds: &Histogram) {
-    while let Ok(first) = jobs.recv() {
+/// The writer thread: one batch after another until every handle is gone;
+/// while a fault has the database closed, an attempt to open it again
+/// whenever the backoff says so.
+fn writer(
+    db: &Weak<DbHandle>,
+    jobs: &mpsc::Receiver<Msg>,
+    write_seconds: &Histogram,
+    mut backoff: Backoff,
+) {
+    loop {
+        let closed = db.upgrade().is_some_and(|h| h.is_closed());
+        let msg = if closed {
+            match jobs.recv_timeout(backoff.until_due()) {
+                Ok(msg) => msg,
+                Err(mpsc::RecvTimeoutError::Timeout) => None,
+                Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            }
+        } else {
+            match jobs.recv() {
+                Ok(msg) => msg,
+                Err(_) => return,
+            }
+        };
+        let handle = db.upgrade();
+        if let Some(h) = &handle
+            && h.is_closed()
+            && backoff.due()
+        {
+            match h.reopen() {
+                Ok(()) => backoff.reset(),
+                Err(e) => {
+                    backoff.failed();
+                    tracing::warn!(error = %e, retry_in = ?backoff.wait, "the store could not be reopened yet");
+                }
+            }
+        }
+        let Some(first) = msg else {
+            continue;
+        };
         let mut batch = vec![first];
         take_queued(jobs, &mut batch);
-        let answers = match db.upgrade() {
-            Some(db) => commit(&db, batch, jobs, write_seconds),
+        let answers = match handle.as_ref().map(|h| (h, h.current())) {
+            Some((h, Ok(current))) => commit(h, &current, batch, jobs, write_seconds),
+            Some((_, Err(e))) => fail_all(batch, &e),
             None => batch
                 .into_iter()
                 .map(|p| (p.done, Err(stopped())))
                 .collect(),
         };
+        drop(handle);
         // Answered only once the database handle is released, so a caller
         // that drops the last `Store` on its answer really closes the file.
         for (done, result) in answers {
@@ -222,15 +332,36 @@ fn writer(db: &Weak<Database>, jobs: &mpsc::Receiver<Pending>, write_seconds: &H
 
 /// Moves what is queued now into `batch`, up to [`MAX_BATCH`] in all;
 /// returns how many it took.
-fn take_queued(jobs: &mpsc::Receiver<Pending>, batch: &mut Vec<Pending>) -> usize {
+fn take_queued(jobs: &mpsc::Receiver<Msg>, batch: &mut Vec<Pending>) -> usize {
     let before = batch.len();
     while batch.len() < MAX_BATCH {
         match jobs.try_recv() {
-            Ok(p) => batch.push(p),
+            Ok(Some(p)) => batch.push(p),
+            // A wake: the writer looks at the database before its next batch.
+            Ok(None) => {}
             Err(_) => break,
         }
     }
     batch.len() - before
+}
+
+/// Answers every job of `batch` with the storage fault `e`, nothing of it
+/// written.
+fn fail_all(batch: Vec<Pending>, e: &StoreError) -> Vec<(Reply, StoreResult<()>)> {
+    let (fault, why) = match e {
+        StoreError::Fault(fault, why) => (*fault, *why),
+        _ => (
+            crate::domain::storage_fault::StorageFault::Unavailable,
+            "the store met an I/O fault; nothing was stored",
+        ),
+    };
+    batch
+        .into_iter()
+        .map(|mut p| {
+            p.give_back();
+            (p.done, Err(StoreError::Fault(fault, why)))
+        })
+        .collect()
 }
 
 /// Commits a batch in one transaction; on any failure, each job alone.
@@ -239,9 +370,10 @@ fn take_queued(jobs: &mpsc::Receiver<Pending>, batch: &mut Vec<Pending>) -> usiz
 /// load the commit, not the jobs, is most of the writer's time. Returns
 /// each job's answer.
 fn commit(
-    db: &Database,
+    handle: &DbHandle,
+    db: &Arc<Database>,
     mut batch: Vec<Pending>,
-    jobs: &mpsc::Receiver<Pending>,
+    jobs: &mpsc::Receiver<Msg>,
     write_seconds: &Histogram,
 ) -> Vec<(Reply, StoreResult<()>)> {
     let timed = |started: std::time::Instant| {
@@ -262,13 +394,18 @@ fn commit(
         Ok::<_, StoreError>(())
     })();
     timed(started);
-    match together {
+    match together.map_err(|e| handle.observe(db, e)) {
         Ok(()) => return batch.into_iter().map(|p| (p.done, Ok(()))).collect(),
+        // The database refuses every later write: nothing runs again.
+        Err(e) if e.fault().is_some() => return fail_all(batch, &e),
         // A job that ran alone has had its answer.
         Err(e) if batch.len() == 1 => {
             return batch
                 .pop()
-                .map(|p| vec![(p.done, Err(e))])
+                .map(|mut p| {
+                    p.give_back();
+                    vec![(p.done, Err(e))]
+                })
                 .unwrap_or_default();
         }
         Err(_) => {}
@@ -277,13 +414,19 @@ fn commit(
         .into_iter()
         .map(|mut p| {
             let started = std::time::Instant::now();
-            let alone = (|| {
-                let tx = db.begin_write()?;
-                run(&tx, std::slice::from_mut(&mut p))?;
-                tx.commit()?;
-                Ok(())
-            })();
+            let alone = handle.current().and_then(|db| {
+                (|| {
+                    let tx = db.begin_write()?;
+                    run(&tx, std::slice::from_mut(&mut p))?;
+                    tx.commit()?;
+                    Ok(())
+                })()
+                .map_err(|e| handle.observe(&db, e))
+            });
             timed(started);
+            if alone.is_err() {
+                p.give_back();
+            }
             (p.done, alone)
         })
         .collect()
@@ -337,7 +480,7 @@ mod tests {
     }
 
     fn stored(store: &Store, k: u64) -> Option<u64> {
-        let tx = store.db.begin_read().unwrap();
+        let tx = store.db.current().unwrap().begin_read().unwrap();
         let t = tx.open_table(T).ok()?;
         t.get(k).unwrap().map(|v| v.value())
     }

@@ -254,6 +254,14 @@ impl EventJob {
         self.out.clone()
     }
 
+    /// The job's write failed for good (its commit did, not only its own
+    /// rows): the delivered rows it took for removal go back, for the next
+    /// write to take.
+    pub(crate) fn give_back(&mut self) {
+        self.removals
+            .restore(self.rows.removals.take().unwrap_or_default());
+    }
+
     /// Writes the event with `tables` (shared with the events written
     /// before and after it in the same transaction).
     pub(crate) fn apply(&mut self, tables: &mut EventTables<'_>) -> StoreResult<()> {

@@ -8,6 +8,8 @@ mod chats;
 mod contact_memo;
 mod contacts;
 mod event_log;
+mod handle;
+mod health;
 mod lid;
 mod media;
 mod messages;
@@ -34,7 +36,10 @@ use redb::{Database, ReadTransaction, ReadableDatabase, ReadableTable, WriteTran
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::domain::storage_fault::StorageFault;
+
 pub use chats::ChatPage;
+pub use health::{StorageEpisode, StoreStatus, free_bytes};
 pub use event_log::{EventLogBounds, EventWrite, LoggedEvent, PreparedEvent};
 pub use outbox::{NewDelivery, OutboxKey, OutboxRow};
 pub use scheduled::{DueEntry, DueHeads};
@@ -60,7 +65,9 @@ pub const SCHEMA_VERSION: u64 = 3;
 /// The database file name inside the data directory.
 pub const DB_FILE: &str = "switchboard.redb";
 
-/// A store failure. Handlers turn these into opaque 500s after logging them.
+/// A store failure. Handlers turn a [`StoreError::Fault`] into `507` or
+/// `503` (see [`StoreError::fault`]) and anything else into an opaque 500
+/// after logging it.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// The database file was written by a newer Switchboard.
@@ -88,6 +95,21 @@ pub enum StoreError {
     /// stopping).
     #[error("not stored: {0}")]
     Stopped(&'static str),
+    /// A storage fault (a full disk, an I/O error) stopped the operation,
+    /// or has the store closed while it is reopened; nothing was written.
+    #[error("{1}")]
+    Fault(StorageFault, &'static str),
+}
+
+impl StoreError {
+    /// The storage fault this error is, if it is one: the caller can wait
+    /// and try again (the store reopens itself once the fault is gone).
+    pub fn fault(&self) -> Option<StorageFault> {
+        match self {
+            StoreError::Fault(f, _) => Some(*f),
+            _ => None,
+        }
+    }
 }
 
 macro_rules! from_redb {
@@ -110,7 +132,8 @@ pub type StoreResult<T> = Result<T, StoreError>;
 /// A handle to the database; cheap to clone.
 #[derive(Clone)]
 pub struct Store {
-    db: Arc<Database>,
+    /// The database, reopened after a storage fault (`handle.rs`).
+    db: Arc<handle::DbHandle>,
     timings: crate::timings::StoreTimings,
     /// The group-commit writer (`batch.rs`).
     batch: batch::GroupCommit,
@@ -154,16 +177,57 @@ impl std::fmt::Debug for Store {
     }
 }
 
+/// How the store behaves when its storage fails.
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    /// The first wait before the file is opened again after a fault.
+    pub reopen_backoff_min: std::time::Duration,
+    /// The longest wait between attempts to open it again.
+    pub reopen_backoff_max: std::time::Duration,
+    /// Free space of the data directory under which
+    /// [`Store::check_free_space`] refuses new bulk work, in bytes.
+    pub min_free_bytes: u64,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            reopen_backoff_min: std::time::Duration::from_millis(100),
+            reopen_backoff_max: std::time::Duration::from_secs(10),
+            min_free_bytes: 64 * 1024 * 1024,
+        }
+    }
+}
+
 impl Store {
     /// Opens (or creates) the database in `data_dir`, creating the directory,
     /// every table and the schema version on first use.
     pub fn open(data_dir: &Path) -> StoreResult<Store> {
+        Store::open_with(data_dir, StoreOptions::default())
+    }
+
+    /// [`Store::open`] with its fault handling configured.
+    pub fn open_with(data_dir: &Path, options: StoreOptions) -> StoreResult<Store> {
         std::fs::create_dir_all(data_dir).map_err(|e| StoreError::Redb(e.into()))?;
         let path = data_dir.join(DB_FILE);
         let db = create_waiting_for_lock(&path)?;
-        let db = Arc::new(db);
+        let reopen_path = path.clone();
+        let open: handle::Opener = Box::new(move || Database::create(&reopen_path));
+        Store::with_database(db, open, data_dir, &path, options)
+    }
+
+    /// A store on `db`, which `open` opens again after a fault.
+    fn with_database(
+        db: Database,
+        open: handle::Opener,
+        data_dir: &Path,
+        path: &Path,
+        options: StoreOptions,
+    ) -> StoreResult<Store> {
+        let health = health::StoreHealth::new(data_dir, options.min_free_bytes);
+        let db = Arc::new(handle::DbHandle::new(db, open, health));
         let timings = crate::timings::StoreTimings::default();
-        let batch = batch::GroupCommit::start(&db, timings.write_seconds.clone())
+        let batch = batch::GroupCommit::start(&db, timings.write_seconds.clone(), &options)
             .map_err(|e| StoreError::Redb(e.into()))?;
         let store = Store {
             db,
@@ -173,12 +237,57 @@ impl Store {
             removals: Default::default(),
             contact_memo: Default::default(),
         };
-        store.init_schema(&path)?;
+        store.init_schema(path)?;
         Ok(store)
     }
 
+    /// Whether the store takes writes, or the fault it is failing with.
+    pub fn status(&self) -> StoreStatus {
+        self.db.health.status()
+    }
+
+    /// Every change of [`Store::status`], for who tells the operator.
+    pub fn watch_health(&self) -> tokio::sync::watch::Receiver<StoreStatus> {
+        self.db.health.watch()
+    }
+
+    /// The runs of failure that ended since the last call (each once), for
+    /// the events that tell subscribers.
+    pub fn take_storage_episodes(&self) -> Vec<StorageEpisode> {
+        self.db.health.take_episodes()
+    }
+
+    /// Free bytes of the data directory's filesystem.
+    pub fn free_bytes(&self) -> Option<u64> {
+        self.db.health.free_bytes()
+    }
+
+    /// The free-space floor of [`Store::check_free_space`], in bytes.
+    pub fn min_free_bytes(&self) -> u64 {
+        self.db.health.min_free_bytes()
+    }
+
+    /// Refuses new bulk work (an upload, a blast) while the data directory
+    /// has less free space than configured, or the store is failing, so the
+    /// disk does not fill with work the store then cannot record.
+    pub fn check_free_space(&self) -> StoreResult<()> {
+        if let Some(fault) = self.db.health.failing() {
+            return Err(StoreError::Fault(
+                fault,
+                "the store is failing; it takes no new work until it recovers",
+            ));
+        }
+        match self.free_bytes() {
+            Some(free) if free < self.db.health.min_free_bytes() => Err(StoreError::Fault(
+                StorageFault::NoSpace,
+                "the data directory is under its free-space floor (--min-free-space-mb); free space before adding work",
+            )),
+            _ => Ok(()),
+        }
+    }
+
     fn init_schema(&self, path: &Path) -> StoreResult<()> {
-        let tx = self.db.begin_write()?;
+        let tx = self.db.current()?.begin_write()?;
         {
             let mut meta = tx.open_table(META)?;
             let found = meta.get(SCHEMA_VERSION_KEY)?.map(|v| v.value());
@@ -243,12 +352,13 @@ impl Store {
 
     /// The schema version recorded in the file.
     pub fn schema_version(&self) -> StoreResult<u64> {
-        let tx = self.db.begin_read()?;
-        let meta = tx.open_table(META)?;
-        Ok(meta
-            .get(SCHEMA_VERSION_KEY)?
-            .map(|v| v.value())
-            .unwrap_or(0))
+        self.read(|tx| {
+            let meta = tx.open_table(META)?;
+            Ok(meta
+                .get(SCHEMA_VERSION_KEY)?
+                .map(|v| v.value())
+                .unwrap_or(0))
+        })
     }
 
     /// Runs `f` in a write transaction and commits it; nothing is written if `f` fails.
@@ -257,9 +367,14 @@ impl Store {
         f: impl FnOnce(&WriteTransaction) -> StoreResult<T>,
     ) -> StoreResult<T> {
         let started = std::time::Instant::now();
-        let tx = self.db.begin_write()?;
-        let out = f(&tx)?;
-        tx.commit()?;
+        let db = self.db.current()?;
+        let out = (|| {
+            let tx = db.begin_write()?;
+            let out = f(&tx)?;
+            tx.commit()?;
+            Ok(out)
+        })()
+        .map_err(|e| self.observed(&db, e))?;
         self.timings
             .write_seconds
             .observe(started.elapsed().as_secs_f64());
@@ -271,13 +386,37 @@ impl Store {
         &self.timings
     }
 
+    /// Registers the store's metrics: its write timings and its faults.
+    pub fn register_metrics(&self, r: &mut prometheus_client::registry::Registry) {
+        self.timings.register(r);
+        r.register(
+            "switchboard_store_faults",
+            "Store operations refused for a storage fault, by kind (no_space, io)",
+            self.db.health.faults.clone(),
+        );
+    }
+
     /// Runs `f` in a read transaction.
     pub(crate) fn read<T>(
         &self,
         f: impl FnOnce(&ReadTransaction) -> StoreResult<T>,
     ) -> StoreResult<T> {
-        let tx = self.db.begin_read()?;
-        f(&tx)
+        let db = self.db.current()?;
+        let out = db
+            .begin_read()
+            .map_err(StoreError::from)
+            .and_then(|tx| f(&tx));
+        out.map_err(|e| self.observed(&db, e))
+    }
+
+    /// An error of an operation on `db`, looked at for a storage fault; a
+    /// fault that closed the database wakes the writer to reopen it.
+    fn observed(&self, db: &Arc<Database>, e: StoreError) -> StoreError {
+        let e = self.db.observe(db, e);
+        if self.db.is_closed() {
+            self.batch.wake();
+        }
+        e
     }
 }
 

@@ -11,7 +11,7 @@ use utoipa::{PartialSchema, ToSchema};
 use crate::domain::event::EventName;
 use crate::domain::event_data::own::{
     AccountLockedData, BlastEventData, ConnectedData, LoggedOutData, MessageData, PairCodeData,
-    QrCodeData,
+    QrCodeData, StorageFaultData,
 };
 use crate::domain::event_data::{self, FieldType};
 
@@ -33,6 +33,7 @@ fn pascal(event: EventName) -> String {
 pub fn data_schema_name(event: EventName) -> String {
     match event {
         EventName::BlastProgress | EventName::BlastCompleted => "BlastEventData".into(),
+        EventName::StorageFailed | EventName::StorageRecovered => "StorageFaultData".into(),
         e => format!("{}Data", pascal(e)),
     }
 }
@@ -120,6 +121,7 @@ pub fn add_components(doc: &mut Value) {
     insert::<AccountLockedData>(doc);
     insert::<MessageData>(doc);
     insert::<BlastEventData>(doc);
+    insert::<StorageFaultData>(doc);
     let names: Vec<&str> = EventName::ALL.iter().map(|e| e.as_str()).collect();
     insert_json(
         doc,

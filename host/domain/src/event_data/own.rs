@@ -52,6 +52,21 @@ pub struct AccountLockedData {
     pub cooldown_until: i64,
 }
 
+/// `storage_failed` and `storage_recovered`: the gateway's store met a
+/// storage fault and was reopened. Both are published once the store
+/// takes writes again (while it fails, no event can be recorded).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct StorageFaultData {
+    /// `no_space` (the disk was full) or `io` (another I/O fault).
+    pub kind: String,
+    /// Unix seconds when the store failed.
+    pub failed_at: i64,
+    /// `storage_recovered` only: Unix seconds when it took writes again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovered_at: Option<i64>,
+}
+
 /// `message`: an inbound (or own-device) message. The stored inbound
 /// record's `body` is the same object.
 #[derive(Debug, Clone, PartialEq, Serialize)]

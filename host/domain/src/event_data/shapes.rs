@@ -362,6 +362,16 @@ pub fn shape(event: EventName) -> &'static [Field] {
             }
         }
         EventName::OfflineSyncCompleted => const { &[req("count", Int)] },
+        EventName::StorageFailed => const { &[req("kind", Str), req("failed_at", Int)] },
+        EventName::StorageRecovered => {
+            const {
+                &[
+                    req("kind", Str),
+                    req("failed_at", Int),
+                    req("recovered_at", Int),
+                ]
+            }
+        }
         EventName::AccountLocked => {
             const {
                 &[

@@ -73,6 +73,9 @@ impl InboundHook {
         stored
             .await
             .map_err(|_| "the session's intake stopped before storing the messages".to_owned())?
+            // Not stored (a storage fault among them): nothing is
+            // acknowledged, so the server delivers the batch again.
+            .map_err(|not| not.to_string())
     }
 }
 

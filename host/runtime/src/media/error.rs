@@ -56,6 +56,10 @@ pub enum MediaError {
     /// An upload could not be stored.
     #[error(transparent)]
     Upload(#[from] PutError),
+    /// The media's record could not be written (a storage fault, whose
+    /// kind the API answers as `507` or `503`, or another store failure).
+    #[error(transparent)]
+    Record(#[from] crate::store::StoreError),
     /// The gateway failed.
     #[error("{0}")]
     Internal(String),

@@ -275,18 +275,40 @@ impl Media {
             .map_err(|e| MediaError::Internal(e.to_string()))
     }
 
-    /// Writes a record; `false` when its session is gone (or the write failed).
-    async fn save(&self, record: &MediaRecord) -> bool {
+    /// Writes a record; `false` when its session is gone, an error when the
+    /// write failed.
+    async fn try_save(&self, record: &MediaRecord) -> Result<bool, MediaError> {
         let store = self.inner.store.clone();
         let r = record.clone();
         match tokio::task::spawn_blocking(move || store.put_media(&r)).await {
-            Ok(Ok(saved)) => saved,
+            Ok(Ok(saved)) => Ok(saved),
             Ok(Err(e)) => {
                 tracing::error!(session = %record.session_id, media = %record.id, error = %e, "could not store a media record");
-                false
+                Err(MediaError::Record(e))
             }
+            Err(e) => Err(MediaError::Internal(format!(
+                "storing a media record panicked: {e}"
+            ))),
+        }
+    }
+
+    /// Refuses a new upload while the media directory's filesystem has
+    /// less than `min_free` bytes free.
+    pub fn check_free_space(&self, min_free: u64) -> Result<(), MediaError> {
+        Ok(self.inner.blobs.check_free_space(min_free)?)
+    }
+
+    /// Bytes free on a local media directory's filesystem.
+    pub fn free_bytes(&self) -> Option<u64> {
+        self.inner.blobs.free_bytes()
+    }
+
+    /// Writes a record; `false` when its session is gone (or the write failed).
+    async fn save(&self, record: &MediaRecord) -> bool {
+        match self.try_save(record).await {
+            Ok(saved) => saved,
             Err(e) => {
-                tracing::error!(error = %e, "storing a media record panicked");
+                tracing::error!(error = %e, "a media record was not stored");
                 false
             }
         }

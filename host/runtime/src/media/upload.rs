@@ -138,14 +138,24 @@ impl Media {
                 return Err(q.exceeded(used));
             }
         }
-        if !self.save(&record).await {
-            drop(commit);
-            // The session went away while its upload was stored.
-            let _ = self.inner.blobs.delete(&key).await;
-            return Err(MediaError::NotFound {
-                session_id: session_id.to_owned(),
-                media_id: record.id,
-            });
+        match self.try_save(&record).await {
+            Ok(true) => {}
+            Ok(false) => {
+                drop(commit);
+                // The session went away while its upload was stored.
+                let _ = self.inner.blobs.delete(&key).await;
+                return Err(MediaError::NotFound {
+                    session_id: session_id.to_owned(),
+                    media_id: record.id,
+                });
+            }
+            Err(e) => {
+                drop(commit);
+                // No record names the bytes: they go, not kept half-stored.
+                let _ = self.inner.blobs.delete(&key).await;
+                counters.uploads_failed.inc();
+                return Err(e);
+            }
         }
         // Its bytes are counted as stored now, no longer as in flight.
         drop(quota);

@@ -25,14 +25,24 @@ pub enum SendFailure {
     /// The session is not known to the registry: deleted, or not attached.
     /// Nothing reached the network.
     Gone,
+    /// A storage fault (a full disk, an I/O error) kept the gateway from
+    /// recording the send: the store reopens itself once the fault is gone,
+    /// so try again later without counting an attempt or giving up.
+    Storage(String),
 }
 
 impl SendFailure {
     /// Classifies why the send core refused or failed a send.
     pub fn of(err: &SessionError) -> SendFailure {
         let msg = err.to_string();
+        if let SessionError::Store(e) = err
+            && e.fault().is_some()
+        {
+            return SendFailure::Storage(msg);
+        }
         match err {
             SessionError::NotFound(_) => SendFailure::Gone,
+            SessionError::Network(NetworkError::Storage(..)) => SendFailure::Storage(msg),
             SessionError::Paused(_)
             | SessionError::WrongState(_)
             | SessionError::SendPaced { .. }
@@ -81,6 +91,18 @@ mod tests {
             SendFailure::of(&SessionError::Network(NetworkError::Rejected("no".into()))),
             SendFailure::Fail("no".into())
         );
+    }
+
+    #[test]
+    fn a_storage_fault_means_try_later_not_a_failed_attempt() {
+        use crate::domain::storage_fault::StorageFault;
+        let full = SessionError::Store(crate::store::StoreError::Fault(
+            StorageFault::NoSpace,
+            "full",
+        ));
+        assert!(matches!(SendFailure::of(&full), SendFailure::Storage(_)));
+        let other = SessionError::Store(crate::store::StoreError::Stopped("stopping"));
+        assert!(matches!(SendFailure::of(&other), SendFailure::Retry(_)));
     }
 
     #[test]

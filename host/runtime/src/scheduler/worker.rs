@@ -313,6 +313,19 @@ impl Inner {
                 self.wait(send, &reason)
             }
             SendFailure::Wait(reason) => self.wait(send, &reason),
+            // The store reopens itself: try again later, neither counted
+            // as an attempt nor held to the wait limit.
+            SendFailure::Storage(reason) => {
+                let delay = self.config.retry_delay(send.attempts.max(1));
+                let due = now_ms().saturating_add(delay.as_millis() as u64);
+                tracing::warn!(session = %send.session_id, scheduled_id = %send.id, %reason, "scheduled send waits for the store");
+                self.transition(send, |s| {
+                    s.status = ScheduledStatus::Scheduled;
+                    s.due_ms = Some(due);
+                    s.last_error = Some(reason);
+                })?;
+                Ok(())
+            }
             SendFailure::Retry(reason) if send.attempts < self.config.max_attempts => {
                 let delay = self.config.retry_delay(send.attempts.max(1));
                 let due = now_ms().saturating_add(delay.as_millis() as u64);

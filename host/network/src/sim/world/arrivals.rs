@@ -41,10 +41,12 @@ impl World {
             emit(&events, batch).await;
             match stored.await {
                 Ok(Ok(())) => {}
-                Ok(Err(why)) => {
-                    return Err(NetworkError::Failed(format!(
-                        "the gateway could not store the message: {why}"
-                    )));
+                Ok(Err(not)) => {
+                    let why = format!("the gateway could not store the message: {not}");
+                    return Err(match not.fault {
+                        Some(fault) => NetworkError::Storage(fault, why),
+                        None => NetworkError::Failed(why),
+                    });
                 }
                 Err(_) => {
                     return Err(NetworkError::Failed(

@@ -117,8 +117,13 @@ pub struct World {
     tasks: TaskTracker,
 }
 
-fn internal(e: impl std::fmt::Display) -> NetworkError {
-    NetworkError::Failed(format!("simulated network storage failed: {e}"))
+/// The sim keeps its state in the gateway's own store: a storage fault
+/// there is the gateway's (answered `507` or `503`), not the network's.
+fn internal(e: crate::store::StoreError) -> NetworkError {
+    match e.fault() {
+        Some(fault) => NetworkError::Storage(fault, e.to_string()),
+        None => NetworkError::Failed(format!("simulated network storage failed: {e}")),
+    }
 }
 
 impl World {
@@ -314,7 +319,7 @@ impl World {
         content: &OutboundContent,
         forwarded: bool,
     ) -> Result<SendReceipt, NetworkError> {
-        let body = serde_json::to_value(content).map_err(internal)?;
+        let body = serde_json::to_value(content).map_err(|e| internal(e.into()))?;
         let outgoing = Outgoing {
             kind: content.kind().as_str(),
             body,

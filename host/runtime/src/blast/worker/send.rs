@@ -114,10 +114,13 @@ impl Worker {
                 message_id: message_id.to_owned(),
             },
             // Nothing reached the network: the recipient waits for its
-            // session; a refusal is final; a failed attempt counts (one
-            // abandoned at its bound too).
+            // session (a storage fault too: the store reopens itself); a
+            // refusal is final; a failed attempt counts (one abandoned at its
+            // bound too).
             BoundedSend::Failed(failure) => match failure {
-                SendFailure::Wait(_) | SendFailure::Gone => SendOutcome::NotAttempted,
+                SendFailure::Wait(_) | SendFailure::Gone | SendFailure::Storage(_) => {
+                    SendOutcome::NotAttempted
+                }
                 SendFailure::Refused(error) => SendOutcome::Refused { error },
                 SendFailure::Retry(error) | SendFailure::Fail(error) => {
                     SendOutcome::Failed { error }
