@@ -19,17 +19,27 @@ LAYERS = {
     "switchboard-store": {"switchboard-domain"},
     # Media bytes (a directory or an S3 bucket); the records are the store's.
     "switchboard-media": {"switchboard-domain"},
+    # The outbound guard every request on someone else's behalf goes
+    # through (resolve, check, pin; no redirects, no environment proxy).
+    "switchboard-egress": {"switchboard-domain"},
     # The sim persists its world and the whatsapp backend its device state in
     # the store; the store knows neither.
-    "switchboard-network": {"switchboard-domain", "switchboard-store", "switchboard-media"},
-    # Plugin records and key-value stores live in the store.
-    "switchboard-plugins": {"switchboard-domain", "switchboard-store"},
+    "switchboard-network": {
+        "switchboard-domain",
+        "switchboard-store",
+        "switchboard-media",
+        "switchboard-egress",
+    },
+    # Plugin records and key-value stores live in the store; plugin HTTP
+    # connects through the egress guard.
+    "switchboard-plugins": {"switchboard-domain", "switchboard-store", "switchboard-egress"},
     # Plugins reach it only through the hook traits the domain defines.
     "switchboard-runtime": {
         "switchboard-domain",
         "switchboard-store",
         "switchboard-media",
         "switchboard-network",
+        "switchboard-egress",
     },
     # The network's and the store's types reach it through the runtime; the
     # plugin admin routes manage the plugin host itself.

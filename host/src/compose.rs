@@ -168,7 +168,8 @@ pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
     let send = SendCore::new(sessions.clone(), store.clone(), media.clone())
         .with_plugins(plugins.clone())
         .with_typing(config.typing_before_send)
-        .with_pacing(crate::messages::Pacer::new(config.send_pacing.clone()));
+        .with_pacing(crate::messages::Pacer::new(config.send_pacing.clone()))
+        .with_media_urls(config.media_urls.clone());
     plugins.set_sender(Arc::new(PluginSends::new(
         send.clone(),
         tokio::runtime::Handle::current(),
@@ -291,7 +292,10 @@ fn networks(
     let whatsapp = Arc::new(crate::network::whatsapp::WhatsAppNetwork::new(
         store.clone(),
         blobs.clone(),
-        config.whatsapp.clone(),
+        crate::network::whatsapp::WhatsAppConfig {
+            media_urls: config.media_urls.clone(),
+            ..config.whatsapp.clone()
+        },
     ));
     #[cfg(feature = "whatsapp")]
     all.push(whatsapp.clone());

@@ -16,6 +16,7 @@ use crate::plugins::config::PluginConfig;
 use crate::scheduler::config::ScheduleConfig;
 use crate::sessions::ReconnectConfig;
 use crate::webhooks::config::{SecsList, WebhookConfig, parse_secs, parse_secs_list};
+use switchboard_egress::MediaUrlConfig;
 use switchboard_nats::{NatsConfig, Storage};
 use switchboard_runtime::integrations::IntegrationConfig;
 
@@ -72,6 +73,9 @@ pub struct Config {
     pub plugins: PluginConfig,
     /// How integration plugins' deliveries are retried.
     pub integrations: IntegrationConfig,
+    /// How media named by `url` in a send is checked and fetched (on every
+    /// backend; the composition hands it to the `whatsapp` backend's fetch).
+    pub media_urls: MediaUrlConfig,
     /// Knobs of the `whatsapp` backend (used when it is built).
     pub whatsapp: WhatsAppConfig,
     /// The NATS JetStream broker (off unless it has servers).
@@ -123,6 +127,7 @@ impl Config {
             send_pacing: PacingConfig::default(),
             plugins: PluginConfig::default(),
             integrations: IntegrationConfig::default(),
+            media_urls: MediaUrlConfig::default(),
             whatsapp: WhatsAppConfig::default(),
             nats: NatsConfig::default(),
         }
@@ -267,6 +272,15 @@ pub struct ServeArgs {
     /// it the oldest go to the dead-letter queue with the reason `backlog_full`.
     #[arg(long, env = "WEBHOOK_BACKLOG_LIMIT", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub webhook_backlog_limit: u64,
+    /// Allow media URLs of sends on loopback, private, link-local and other
+    /// internal addresses (apart from `WEBHOOK_ALLOW_PRIVATE`: media URLs
+    /// come from whoever may send).
+    #[arg(long, env = "MEDIA_URL_ALLOW_PRIVATE", default_value_t = false, action = clap::ArgAction::Set)]
+    pub media_url_allow_private: bool,
+    /// Longest one fetch of a send's media URL may take in all, in seconds
+    /// (more than zero).
+    #[arg(long, env = "MEDIA_URL_TIMEOUT_SECS", default_value = "20", value_parser = parse_positive_secs)]
+    pub media_url_timeout_secs: std::time::Duration,
     /// Most recorded events kept for event streams that resume (`Last-Event-ID`);
     /// 0 keeps none.
     #[arg(long, env = "EVENT_RETENTION_COUNT", default_value_t = 100_000)]
@@ -517,6 +531,16 @@ fn parse_stream_name(s: &str) -> Result<String, String> {
         .map_err(|_| format!("`{s}` is not a JetStream name (letters, digits, `_`, `-`)"))
 }
 
+/// Seconds, as [`parse_secs`] reads them, more than zero: a bound of
+/// nothing would fail every fetch.
+fn parse_positive_secs(s: &str) -> Result<Duration, String> {
+    let d = parse_secs(s)?;
+    if d.is_zero() {
+        return Err(format!("`{s}` must be more than zero seconds"));
+    }
+    Ok(d)
+}
+
 impl ServeArgs {
     /// The server configuration these flags describe.
     pub fn config(&self) -> Config {
@@ -620,12 +644,18 @@ impl ServeArgs {
                     .saturating_add(Duration::from_secs(15)),
                 ..IntegrationConfig::default()
             },
+            media_urls: MediaUrlConfig {
+                allow_private: self.media_url_allow_private,
+                timeout: self.media_url_timeout_secs,
+                ..MediaUrlConfig::default()
+            },
             whatsapp: WhatsAppConfig {
                 ws_url: self
                     .whatsapp_ws_url
                     .clone()
                     .filter(|u| !u.trim().is_empty()),
                 version: self.whatsapp_version,
+                ..WhatsAppConfig::default()
             },
             nats: self.nats_config(),
         }

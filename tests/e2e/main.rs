@@ -22,6 +22,7 @@ mod crash_intake;
 mod crash_integration;
 mod crash_scheduled;
 mod crash_sends;
+mod egress_media_url;
 mod errors;
 mod fairness_sends;
 mod group_access;

@@ -108,8 +108,12 @@ pub async fn send_json(
     }
     if let Some(send_at) = scheduled::future_send_at(&body)? {
         let request = SendRequest::from_json(kind, body.clone())?;
-        if let Some(MediaSource::Stored(media_id)) = request.content.media_source() {
-            crate::media::check_media_id(state, id, "media_id", media_id).await?;
+        match request.content.media_source() {
+            Some(MediaSource::Stored(media_id)) => {
+                crate::media::check_media_id(state, id, "media_id", media_id).await?;
+            }
+            Some(MediaSource::Url(url)) => state.send.check_media_url(url).await?,
+            _ => {}
         }
         let (status, Json(outcome)) =
             scheduled::schedule(state, id, &request, body, send_at, message_id)?;

@@ -1,6 +1,8 @@
 //! Knobs of the `whatsapp` backend (built in every configuration so `Config`
 //! has one shape; they only matter with the `whatsapp` feature).
 
+use switchboard_egress::MediaUrlConfig;
+
 /// How whatsapp clients are built.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WhatsAppConfig {
@@ -12,6 +14,9 @@ pub struct WhatsAppConfig {
     /// `None` fetches the current one from web.whatsapp.com once a day
     /// (`SWITCHBOARD_WHATSAPP_VERSION`).
     pub version: Option<(u32, u32, u32)>,
+    /// How media named by `url` in a send is fetched: the public-address
+    /// rule, its opener `MEDIA_URL_ALLOW_PRIVATE`, and the time bound.
+    pub media_urls: MediaUrlConfig,
 }
 
 /// Parses a version `2.3000.1023456789` (the flag's value parser).

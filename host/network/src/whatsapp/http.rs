@@ -2,11 +2,20 @@
 //! ring), used for the version check and media transfers. Downloads stream:
 //! the crate reads the answer through a blocking reader over the body as it
 //! arrives, so a media download never holds the whole file in memory.
+//!
+//! The crate builds a download's URL from a `direct_path` a remote sender
+//! chose, so every request is held to the shape WhatsApp's own take
+//! ([`check_whatsapp_url`]: https, no credentials, the default port, a
+//! host under WhatsApp's domains) before it is made, and again on each
+//! redirect hop; names resolve through the egress guard (public addresses
+//! only, and the connection goes to the addresses it checked); no proxy is
+//! read from the environment.
 
 use std::time::Duration;
 
 use async_trait::async_trait;
 use futures_util::TryStreamExt;
+use switchboard_egress::Guard;
 use whatsapp_rust::http::{HttpClient, HttpRequest, HttpResponse};
 use whatsapp_rust::wacore::net::StreamingHttpResponse;
 
@@ -22,29 +31,125 @@ pub fn install_crypto_provider() {
 /// minutes and must not fail for it.
 const TRANSFER_CAP: Duration = Duration::from_secs(15 * 60);
 
+/// The domains WhatsApp serves its web client and media from: the chat
+/// and version hosts (`web.whatsapp.com`), the media hosts a media
+/// connection names (`mmg.whatsapp.net`, `media-*.cdn.whatsapp.net`, …)
+/// and Facebook's CDN (`*.fbcdn.net`).
+const WHATSAPP_DOMAINS: [&str; 3] = ["whatsapp.net", "whatsapp.com", "fbcdn.net"];
+
+/// Most redirects one request follows, each hop held to the same shape.
+const MAX_REDIRECTS: usize = 5;
+
+/// Whether `raw` has the shape of a URL WhatsApp's own clients ask: https,
+/// no credentials, the default port, a host name (not an address) that is
+/// or is beneath one of [`WHATSAPP_DOMAINS`]. The refusal names the host
+/// only: the query carries the media connection's auth.
+pub fn check_whatsapp_url(raw: &str) -> Result<(), String> {
+    let url = reqwest::Url::parse(raw).map_err(|e| format!("is not a valid URL: {e}"))?;
+    let host = url.host_str().unwrap_or_default().to_owned();
+    let on_whatsapp = match url.host() {
+        Some(url::Host::Domain(d)) => {
+            let d = d.to_ascii_lowercase();
+            WHATSAPP_DOMAINS
+                .iter()
+                .any(|w| d == *w || d.strip_suffix(w).is_some_and(|p| p.ends_with('.')))
+        }
+        _ => false,
+    };
+    if url.scheme() != "https" {
+        return Err(format!("uses `{}`, not https", url.scheme()));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("carries credentials".into());
+    }
+    if url.port().is_some_and(|p| p != 443) {
+        return Err(format!("names the port {}", url.port().unwrap_or_default()));
+    }
+    if !on_whatsapp {
+        return Err(format!("goes to `{host}`, not a WhatsApp host"));
+    }
+    Ok(())
+}
+
+/// Resolves the crate's host names through the egress guard.
+struct Guarded(Guard);
+
+impl reqwest::dns::Resolve for Guarded {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let guard = self.0.clone();
+        let host = name.as_str().to_owned();
+        Box::pin(async move {
+            let addrs = guard.addresses(&host, 0).await?;
+            Ok(Box::new(addrs.into_iter()) as reqwest::dns::Addrs)
+        })
+    }
+}
+
 /// A reqwest client whose requests give up when they stall, not when they
 /// are merely long.
 #[derive(Debug, Clone)]
 pub struct ReqwestHttp {
     client: reqwest::Client,
+    /// Whether requests are held to [`check_whatsapp_url`] (always, but
+    /// for the tests' plain-HTTP media host on loopback).
+    whatsapp_only: bool,
 }
 
 impl ReqwestHttp {
     /// A client whose requests give up when connecting, or waiting for the
-    /// next bytes of an answer, takes longer than `timeout`.
+    /// next bytes of an answer, takes longer than `timeout`; held to
+    /// WhatsApp's hosts on public addresses.
     pub fn new(timeout: Duration) -> anyhow::Result<Self> {
+        let guard = Guard::new(false, "WhatsApp's own hosts are public");
+        let redirects = reqwest::redirect::Policy::custom(|attempt| {
+            if attempt.previous().len() >= MAX_REDIRECTS {
+                attempt.error("too many redirects")
+            } else if check_whatsapp_url(attempt.url().as_str()).is_ok() {
+                attempt.follow()
+            } else {
+                attempt.stop()
+            }
+        });
+        Self::build(timeout, guard, redirects, true)
+    }
+
+    /// A client for the tests' media host: plain HTTP on loopback, no
+    /// redirects.
+    #[cfg(test)]
+    pub fn local(timeout: Duration) -> anyhow::Result<Self> {
+        let guard = Guard::new(true, "");
+        Self::build(timeout, guard, reqwest::redirect::Policy::none(), false)
+    }
+
+    fn build(
+        timeout: Duration,
+        guard: Guard,
+        redirects: reqwest::redirect::Policy,
+        whatsapp_only: bool,
+    ) -> anyhow::Result<Self> {
         install_crypto_provider();
         let client = reqwest::Client::builder()
             .connect_timeout(timeout)
             .read_timeout(timeout)
             .timeout(TRANSFER_CAP)
+            .no_proxy()
+            .redirect(redirects)
+            .dns_resolver(Guarded(guard))
             .build()?;
-        Ok(Self { client })
+        Ok(Self {
+            client,
+            whatsapp_only,
+        })
     }
 }
 
 impl ReqwestHttp {
     async fn send(&self, request: HttpRequest) -> anyhow::Result<reqwest::Response> {
+        if self.whatsapp_only
+            && let Err(why) = check_whatsapp_url(&request.url)
+        {
+            anyhow::bail!("refused by the gateway before any request: the URL {why}");
+        }
         let method = reqwest::Method::from_bytes(request.method.as_bytes())?;
         let mut builder = self.client.request(method, &request.url);
         for (k, v) in &request.headers {
@@ -107,7 +212,7 @@ mod tests {
     /// What the crate does with a streaming answer: on a blocking thread,
     /// ask, then read the body to its end.
     async fn read_streaming(url: String) -> (u16, Vec<u8>) {
-        let http = ReqwestHttp::new(Duration::from_secs(5)).unwrap();
+        let http = ReqwestHttp::local(Duration::from_secs(5)).unwrap();
         assert!(http.supports_streaming(), "inside a runtime it streams");
         tokio::task::spawn_blocking(move || {
             let mut response = http.execute_streaming(HttpRequest::get(url)).unwrap();
@@ -126,6 +231,58 @@ mod tests {
         let (status, read) = read_streaming(url).await;
         assert_eq!(status, 200);
         assert_eq!(read, body);
+    }
+
+    #[test]
+    fn only_urls_of_the_shape_whatsapp_uses_are_asked() {
+        for ok in [
+            "https://mmg.whatsapp.net/v/t62.7118-24/1_2_n.enc?ccb=11-4&oh=01&oe=6&_nc_sid=5e03e0&mms3=true&auth=A&token=T",
+            "https://mmg-fallback.whatsapp.net/d/f/enc?auth=A",
+            "https://media-ams4-1.cdn.whatsapp.net/v/t62/x.enc",
+            "https://scontent.xx.fbcdn.net/v/t61/x.jpg",
+            "https://web.whatsapp.com/sw.js",
+            "https://MMG.WhatsApp.NET:443/x",
+        ] {
+            assert_eq!(check_whatsapp_url(ok), Ok(()), "{ok}");
+        }
+        // What a hostile direct_path joined to a media host gives, and
+        // other places a request must not go.
+        for bad in [
+            "https://mmg.whatsapp.net.evil.tld/x?auth=A",
+            "https://mmg.whatsapp.net@10.0.0.5:8443/x?auth=A",
+            "https://mmg.whatsapp.net:8443/x",
+            "http://mmg.whatsapp.net/x",
+            "https://evilwhatsapp.net/x",
+            "https://whatsapp.net.evil.tld/x",
+            "https://157.240.0.53/x",
+            "https://[2a03:2880::1]/x",
+            "https://localhost/x",
+        ] {
+            let why = check_whatsapp_url(bad).expect_err(bad);
+            assert!(!why.contains("auth=A"), "the refusal hides the query: {why}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_request_off_whatsapps_hosts_is_refused_before_it_is_made() {
+        // A listener on loopback behind a name: reached only if asked.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let http = ReqwestHttp::new(Duration::from_secs(5)).unwrap();
+        for url in [
+            format!("https://127.0.0.1:{port}/x"),
+            format!("https://mmg.whatsapp.net@127.0.0.1:{port}/x?auth=secret"),
+            format!("https://localhost:{port}/x"),
+        ] {
+            let e = http
+                .execute(HttpRequest::get(url.clone()))
+                .await
+                .expect_err(&url);
+            assert!(e.to_string().contains("refused by the gateway"), "{e}");
+            assert!(!e.to_string().contains("secret"), "{e}");
+        }
+        let nothing = tokio::time::timeout(Duration::ZERO, listener.accept()).await;
+        assert!(nothing.is_err(), "the listener was reached");
     }
 
     #[tokio::test]

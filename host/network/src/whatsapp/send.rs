@@ -27,6 +27,7 @@ use crate::domain::send::{
 };
 use crate::media_store::MediaStore;
 use crate::store::Store;
+use switchboard_egress::MediaUrlConfig;
 use crate::{NetworkError, SendReceipt};
 
 /// Length of a poll's `message_secret`, from which voters derive the key
@@ -40,21 +41,24 @@ pub fn wa_jid(j: &Jid) -> Result<whatsapp_rust::Jid, NetworkError> {
     })
 }
 
-/// Where a send reads from: the store (quotes, history) and the media
-/// store (uploads named by `media_id`).
+/// Where a send reads from: the store (quotes, history), the media
+/// store (uploads named by `media_id`), and media URLs (fetched under
+/// their rule).
 #[derive(Clone, Copy)]
 pub struct Stores<'a> {
     /// The database.
     pub store: &'a Store,
     /// The media store.
     pub media: &'a MediaStore,
+    /// How media named by `url` is fetched.
+    pub media_urls: &'a MediaUrlConfig,
 }
 
 /// Sends `content` to `to` under `message_id` and keeps what was sent in
 /// session `session_id`'s message history.
 pub async fn send(
     client: &Arc<Client>,
-    Stores { store, media }: Stores<'_>,
+    stores @ Stores { store, .. }: Stores<'_>,
     session_id: &str,
     message_id: &str,
     to: &Jid,
@@ -75,19 +79,19 @@ pub async fn send(
         OutboundContent::Contact(b) => contact(b),
         OutboundContent::Reaction(b) => reaction(to, b)?,
         OutboundContent::Image(b) => {
-            let up = upload(client, media, session_id, &b.source, MediaType::Image).await?;
+            let up = upload(client, stores, session_id, &b.source, MediaType::Image).await?;
             image(up, &b.mimetype, b.caption.clone(), b.view_once)
         }
         OutboundContent::Video(b) => {
-            let up = upload(client, media, session_id, &b.source, MediaType::Video).await?;
+            let up = upload(client, stores, session_id, &b.source, MediaType::Video).await?;
             video(up, &b.mimetype, b.caption.clone(), b.view_once)
         }
         OutboundContent::Audio(b) => {
-            let up = upload(client, media, session_id, &b.source, MediaType::Audio).await?;
+            let up = upload(client, stores, session_id, &b.source, MediaType::Audio).await?;
             audio(up, &b.mimetype, b.ptt)
         }
         OutboundContent::Document(b) => {
-            let up = upload(client, media, session_id, &b.source, MediaType::Document).await?;
+            let up = upload(client, stores, session_id, &b.source, MediaType::Document).await?;
             document(up, &b.mimetype, &b.filename, b.caption.clone())
         }
         OutboundContent::Poll(b) => poll(b, poll_secret())?,

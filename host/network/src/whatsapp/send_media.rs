@@ -1,11 +1,14 @@
 //! The media of a send: its bytes (inline `data`, fetched from a `url`, or a
 //! stored media named by `media_id`, each held to its kind's limit), the
 //! crate's encrypted upload of them, and the media message built from what
-//! the upload gave.
-
-use std::time::Duration;
+//! the upload gave. A `url` is fetched through the egress guard's
+//! [`Fetcher`](switchboard_egress::Fetcher): only checked public addresses
+//! (unless `MEDIA_URL_ALLOW_PRIVATE`), pinned, no redirect, no
+//! environment proxy, within `MEDIA_URL_TIMEOUT_SECS`, never more than the
+//! kind's limit held.
 
 use futures_util::StreamExt;
+use switchboard_egress::{FetchError, MediaUrlConfig};
 use whatsapp_rust::Client;
 use whatsapp_rust::download::MediaType;
 use whatsapp_rust::upload::UploadOptions;
@@ -17,6 +20,7 @@ use crate::domain::send::{
     MAX_AUDIO_BYTES, MAX_DOCUMENT_BYTES, MAX_IMAGE_BYTES, MAX_VIDEO_BYTES, MediaSource,
 };
 use crate::media_store::{MediaStore, MediaStoreError, media_key};
+use crate::whatsapp::send::Stores;
 
 /// What an upload gave, for the media message fields.
 /// (The crate's own answer cannot be built outside it, so the message
@@ -49,15 +53,17 @@ impl From<whatsapp_rust::upload::UploadResponse> for Uploaded {
 
 pub(super) async fn upload(
     client: &Client,
-    media: &MediaStore,
+    stores: Stores<'_>,
     session_id: &str,
     source: &MediaSource,
     kind: MediaType,
 ) -> Result<Uploaded, NetworkError> {
     let bytes = match source {
         MediaSource::Data(d) => d.clone(),
-        MediaSource::Url(url) => fetch(url, size_limit(&kind)).await?,
-        MediaSource::Stored(id) => stored(media, session_id, id, size_limit(&kind)).await?,
+        MediaSource::Url(url) => fetch(stores.media_urls, url, size_limit(&kind)).await?,
+        MediaSource::Stored(id) => {
+            stored(stores.media, session_id, id, size_limit(&kind)).await?
+        }
     };
     client
         .upload(bytes, kind, UploadOptions::default())
@@ -115,44 +121,18 @@ fn size_limit(kind: &MediaType) -> usize {
     }
 }
 
-/// Downloads media given by URL, bounded in time and in size: a body (or a
-/// declared `Content-Length`) over `limit` bytes is refused as soon as it
-/// shows, without holding more than `limit` bytes.
-async fn fetch(url: &str, limit: usize) -> Result<Vec<u8>, NetworkError> {
-    super::http::install_crypto_provider();
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(60))
-        .build()
-        .map_err(|e| NetworkError::Failed(format!("could not fetch the media: {e}")))?;
-    let mut response = client
-        .get(url)
-        .send()
-        .await
-        .and_then(reqwest::Response::error_for_status)
-        .map_err(|e| {
-            NetworkError::Rejected(format!("could not fetch the media from {url}: {e}"))
-        })?;
-    let too_large = || {
-        NetworkError::Rejected(format!(
-            "the media at {url} is larger than {} MiB, the limit for its kind",
-            limit / (1024 * 1024)
-        ))
-    };
-    if response.content_length().is_some_and(|n| n > limit as u64) {
-        return Err(too_large());
-    }
-    let mut bytes = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|e| NetworkError::Failed(format!("could not fetch the media from {url}: {e}")))?
-    {
-        if bytes.len() + chunk.len() > limit {
-            return Err(too_large());
-        }
-        bytes.extend_from_slice(&chunk);
-    }
-    Ok(bytes)
+/// Downloads media given by URL under the media URLs' rule, bounded in
+/// time and in size: a body (or a declared `Content-Length`) over `limit`
+/// bytes is refused as soon as it shows, without holding more than `limit`
+/// bytes. Everything the fetch refuses or cannot reach will not change on
+/// a retry of the same send: `Rejected`.
+async fn fetch(config: &MediaUrlConfig, url: &str, limit: usize) -> Result<Vec<u8>, NetworkError> {
+    let fetcher = config.fetcher().map_err(|e| NetworkError::Failed(e.to_string()))?;
+    fetcher.get(url, limit).await.map_err(|e| match e {
+        // A server error may pass; nothing else about the URL will.
+        FetchError::Status(s) if s.is_server_error() => NetworkError::Failed(e.to_string()),
+        e => NetworkError::Rejected(e.to_string()),
+    })
 }
 
 pub(super) fn image(
@@ -253,11 +233,35 @@ mod tests {
     use super::*;
     use crate::whatsapp::cdn;
 
+    /// Media URLs allowed to reach the test's host on loopback.
+    fn local() -> MediaUrlConfig {
+        MediaUrlConfig {
+            allow_private: true,
+            ..MediaUrlConfig::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_media_url_on_loopback_is_refused_without_a_request_under_the_default_rule() {
+        let url = serve_once(
+            "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nConnection: close\r\n\r\n".into(),
+            vec![1],
+        )
+        .await;
+        match fetch(&MediaUrlConfig::default(), &url, 1024).await {
+            Err(NetworkError::Rejected(m)) => {
+                assert!(m.contains("internal address 127.0.0.1"), "{m}");
+                assert!(m.contains("MEDIA_URL_ALLOW_PRIVATE"), "{m}");
+            }
+            other => panic!("a loopback URL gave {other:?}"),
+        }
+    }
+
     /// Serves `head` then `body` as a media host would; the URL to fetch.
     async fn serve_once(head: String, body: Vec<u8>) -> String {
         format!(
             "http://{}/media",
-            cdn::serve(head, body, Duration::ZERO).await
+            cdn::serve(head, body, std::time::Duration::ZERO).await
         )
     }
 
@@ -367,7 +371,7 @@ mod tests {
             body.clone(),
         )
         .await;
-        assert_eq!(fetch(&url, 1024).await.unwrap(), body);
+        assert_eq!(fetch(&local(), &url, 1024).await.unwrap(), body);
     }
 
     #[tokio::test]
@@ -377,7 +381,7 @@ mod tests {
             vec![7u8; 4096],
         )
         .await;
-        match fetch(&url, 1024).await {
+        match fetch(&local(), &url, 1024).await {
             Err(NetworkError::Rejected(m)) => assert!(m.contains("larger"), "{m}"),
             other => panic!("an oversized body gave {other:?}"),
         }
@@ -390,7 +394,7 @@ mod tests {
             Vec::new(),
         )
         .await;
-        match fetch(&url, 1024).await {
+        match fetch(&local(), &url, 1024).await {
             Err(NetworkError::Rejected(m)) => assert!(m.contains("larger"), "{m}"),
             other => panic!("a declared 100 MiB body gave {other:?}"),
         }

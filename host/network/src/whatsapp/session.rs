@@ -342,6 +342,7 @@ impl NetworkSession for WaSession {
         let stores = super::send::Stores {
             store: &self.inner.store,
             media: &self.inner.media,
+            media_urls: &self.inner.config.media_urls,
         };
         super::send::send(&client, stores, &self.inner.id, message_id, to, content).await
     }

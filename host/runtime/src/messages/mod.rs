@@ -3,6 +3,10 @@
 //! checks the session can send, paces the ordinary sends (`pacing.rs`: the
 //! API's and the broker's; blasts and the scheduler pace themselves), hands
 //! the validated request to the network, and stores the message record.
+//! A media URL is checked against the egress guard's public-address rule
+//! here, before any backend sees the send, so a URL that leads inward is
+//! refused alike on every backend (the whatsapp backend's fetch then
+//! connects only to addresses the guard checks again, pinned).
 //! Nothing else calls [`crate::network::NetworkSession::send`]; integration
 //! plugins reach it through `plugin_sends.rs`.
 
@@ -26,6 +30,10 @@ use crate::media::{Media, MediaError};
 use crate::network::chats::ChatState;
 use crate::sessions::{SessionError, Sessions};
 use crate::store::Store;
+use switchboard_egress::{MediaUrlConfig, Refusal};
+
+/// Longest the check of a media URL waits for its host to resolve.
+const MEDIA_URL_RESOLVE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The send core; cheap to clone.
 #[derive(Clone)]
@@ -36,6 +44,7 @@ pub struct SendCore {
     transforms: Option<Arc<dyn MessageTransform>>,
     typing: Duration,
     pacer: Pacer,
+    media_urls: MediaUrlConfig,
 }
 
 impl SendCore {
@@ -49,7 +58,15 @@ impl SendCore {
             transforms: None,
             typing: Duration::ZERO,
             pacer: Pacer::default(),
+            media_urls: MediaUrlConfig::default(),
         }
+    }
+
+    /// The same core holding media URLs to `config`'s public-address rule
+    /// (internal addresses refused unless it allows them, the default).
+    pub fn with_media_urls(mut self, config: MediaUrlConfig) -> Self {
+        self.media_urls = config;
+        self
     }
 
     /// The same core pacing its ordinary sends ([`SendCore::send`]) by
@@ -165,6 +182,9 @@ impl SendCore {
                     },
                 })?;
         }
+        if let Some(MediaSource::Url(url)) = request.content.media_source() {
+            self.check_media_url(url).await?;
+        }
         let (client, account) = if paced {
             self.pacer
                 .pace(&self.sessions, session_id, (client, account))
@@ -196,6 +216,30 @@ impl SendCore {
 }
 
 impl SendCore {
+    /// Refuses a media URL that leads to an internal address (an IP literal,
+    /// or a name that resolves only to such addresses) unless the operator
+    /// allows them, as [`SessionError::Invalid`] naming `url`. A name that
+    /// does not resolve is left to the backend: the sim never fetches, the
+    /// whatsapp backend's fetch then reaches nothing and says so. Every send
+    /// is checked here before the network; the API also asks when it stores
+    /// a send for later (scheduled, a blast), to refuse it at once.
+    pub async fn check_media_url(&self, raw: &str) -> Result<(), SessionError> {
+        let invalid = |message: String| SessionError::Invalid {
+            field: "url",
+            message,
+        };
+        let url = url::Url::parse(raw).map_err(|e| invalid(format!("is not a valid URL: {e}")))?;
+        let within = MEDIA_URL_RESOLVE_TIMEOUT.min(self.media_urls.timeout);
+        match self.media_urls.guard().check_url(&url, within).await {
+            Ok(()) => Ok(()),
+            Err(Refusal::Internal(blocked)) => Err(invalid(blocked.message().to_owned())),
+            Err(Refusal::Unresolved(why)) => {
+                tracing::debug!(url = %raw, %why, "a media URL's host did not resolve when checked");
+                Ok(())
+            }
+        }
+    }
+
     /// Whether the network already has a message with this id from the
     /// session; `None` when the backend cannot tell.
     pub async fn has_sent(

@@ -5,28 +5,21 @@
 //! follows here, its own timeout and body wrappers) cost about a tenth of
 //! the inbound pipeline's throughput; what a delivery needs of them is
 //! here: a total timeout, a connect timeout, no redirects, a bounded read
-//! of the answer, and the resolver that keeps deliveries off internal
-//! addresses.
+//! of the answer, and the egress guard's connector, which keeps deliveries
+//! off internal addresses (pinned to the addresses it checked).
 
 use std::error::Error as StdError;
-use std::future::Future;
-use std::net::SocketAddr;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::{HeaderMap, HeaderValue, USER_AGENT};
 use http_body_util::{BodyExt, Full, Limited};
-use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::connect::dns::Name;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
-use rustls_platform_verifier::BuilderVerifierExt;
+use switchboard_egress::Connector;
 
 use super::config::WebhookConfig;
-use super::target::{Blocked, GuardedResolver};
+use super::target::{Blocked, guard};
 
 /// Most bytes of a receiver's answer read (and thrown away) so that its
 /// connection can carry the next delivery; a longer answer is cut off and
@@ -35,9 +28,6 @@ const ANSWER_LIMIT: usize = 64 * 1024;
 
 /// The `User-Agent` of every delivery.
 const AGENT: &str = concat!("Switchboard/", env!("CARGO_PKG_VERSION"));
-
-/// A boxed error, as hyper-util's connectors carry them.
-type BoxError = Box<dyn StdError + Send + Sync>;
 
 /// Why an attempt failed before a receiver answered.
 #[derive(Debug)]
@@ -55,34 +45,22 @@ pub enum SendError {
 /// The pooled client deliveries go through.
 #[derive(Clone)]
 pub struct DeliveryClient {
-    client: Client<HttpsConnector<HttpConnector<Resolver>>, Full<Bytes>>,
+    client: Client<Connector, Full<Bytes>>,
     timeout: Duration,
     agent: HeaderValue,
 }
 
 impl DeliveryClient {
     /// A client for `config`: its timeout for connecting and for the whole
-    /// exchange, idle connections kept per URL up to its concurrency, the
-    /// platform's certificate roots, and the guarded resolver unless
-    /// internal addresses are allowed and no static answers are set.
+    /// exchange, idle connections kept per URL up to its concurrency, and
+    /// the egress guard's connector under the webhooks' rule
+    /// (`WEBHOOK_ALLOW_PRIVATE`, the static answers of tests).
     pub fn new(config: &WebhookConfig) -> anyhow::Result<Self> {
-        let resolver = Resolver {
-            guard: GuardedResolver::new(config.allow_private, config.static_hosts.clone()),
-        };
-        let mut http = HttpConnector::new_with_resolver(resolver);
-        // https goes through the TLS wrapper, which hands plain TCP here.
-        http.enforce_http(false);
-        http.set_connect_timeout(Some(config.timeout));
-        // Each delivery is one small write; Nagle would hold it back.
-        http.set_nodelay(true);
-        let tls = rustls::ClientConfig::builder()
-            .with_platform_verifier()?
-            .with_no_client_auth();
-        let https = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
-            .https_or_http()
-            .enable_http1()
-            .wrap_connector(http);
+        let https = switchboard_egress::connector(
+            guard(config.allow_private, config.static_hosts.clone()),
+            config.timeout,
+        )
+        .map_err(|e| anyhow::anyhow!("the webhook client could not be built: {e}"))?;
         let client = Client::builder(TokioExecutor::new())
             .pool_max_idle_per_host(config.concurrency_per_url.max(1))
             .pool_timer(TokioTimer::new())
@@ -137,32 +115,5 @@ fn classify(e: hyper_util::client::legacy::Error) -> SendError {
         SendError::Connect(cause.to_string())
     } else {
         SendError::Request(cause.to_string())
-    }
-}
-
-/// The connector's resolver: the guarded one when set, else the system's.
-#[derive(Clone)]
-struct Resolver {
-    guard: Option<GuardedResolver>,
-}
-
-impl tower_service::Service<Name> for Resolver {
-    type Response = std::vec::IntoIter<SocketAddr>;
-    type Error = BoxError;
-    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, BoxError>> + Send>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, name: Name) -> Self::Future {
-        let guard = self.guard.clone();
-        Box::pin(async move {
-            let addrs = match guard {
-                Some(guard) => guard.addresses(name.as_str()).await?,
-                None => tokio::net::lookup_host((name.as_str(), 0)).await?.collect(),
-            };
-            Ok(addrs.into_iter())
-        })
     }
 }

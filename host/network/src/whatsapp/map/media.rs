@@ -11,6 +11,13 @@
 //! field the message did not carry is left out, and the download then says
 //! which one was missing. The CDN URL is not kept: it is derived from the
 //! direct path and a fresh media connection at download time.
+//!
+//! The direct path is the sender's word, and the crate joins it to the
+//! media host as `https://{host}{direct_path}?auth=…`: a path that does not
+//! start with `/` (`.evil.tld/x`, `@10.0.0.5:8443/x`) would move the
+//! request, with the session's media auth, to another host. So a handle
+//! is downloaded only when its path has the shape WhatsApp's have
+//! ([`check_direct_path`]); any other is refused before any request.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -126,6 +133,11 @@ pub fn download_params(kind: MediaKind, handle: &Value) -> Result<DownloadParams
         .and_then(Value::as_str)
         .filter(|p| !p.is_empty())
         .ok_or_else(|| missing("CDN path (direct_path)"))?;
+    check_direct_path(direct_path).map_err(|why| {
+        NetworkError::Rejected(format!(
+            "the message's CDN path (direct_path) {why}, which WhatsApp's never do, so its media is not downloaded"
+        ))
+    })?;
     let media_key = bytes("media_key")?.ok_or_else(|| missing("media key"))?;
     let file_sha256 = bytes("file_sha256")?.ok_or_else(|| missing("file hash"))?;
     // The CDN's token is the encrypted file's hash: without it there is
@@ -145,6 +157,32 @@ pub fn download_params(kind: MediaKind, handle: &Value) -> Result<DownloadParams
     })
 }
 
+/// Longest direct path taken (WhatsApp's are a few hundred characters).
+const MAX_DIRECT_PATH: usize = 2048;
+
+/// Whether `path` has the shape of WhatsApp's direct paths
+/// (`/v/t62.7118-24/12_34_n.enc?ccb=11-4&oh=01_Q5…&oe=68…&_nc_sid=5e03e0&mms3=true`):
+/// an absolute path on the media host, not `//`, of printable ASCII from
+/// the characters a URL's path and query take, without `@` or `\` (which
+/// some parsers read as the end of the authority or as `/`). The reason it
+/// is refused otherwise.
+pub fn check_direct_path(path: &str) -> Result<(), String> {
+    if path.len() > MAX_DIRECT_PATH {
+        return Err(format!("is longer than {MAX_DIRECT_PATH} characters"));
+    }
+    if !path.starts_with('/') {
+        return Err("does not start with `/`".into());
+    }
+    if path.starts_with("//") {
+        return Err("starts with `//`".into());
+    }
+    let allowed = |c: char| c.is_ascii_alphanumeric() || "-._~/?&=%+,;:!*'()$".contains(c);
+    if let Some(c) = path.chars().find(|c| !allowed(*c)) {
+        return Err(format!("contains {c:?}"));
+    }
+    Ok(())
+}
+
 /// The kind a handle names, if it names one.
 fn handle_kind(handle: &Value) -> Result<Option<MediaKind>, NetworkError> {
     match handle.get("media_type") {
@@ -158,5 +196,61 @@ fn handle_kind(handle: &Value) -> Result<Option<MediaKind>, NetworkError> {
                     "the stored media handle's media_type {t} is not a media kind"
                 ))
             }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn handle_with(direct_path: &str) -> Value {
+        json!({
+            "direct_path": direct_path,
+            "media_key": STANDARD.encode([1u8; 32]),
+            "file_sha256": STANDARD.encode([2u8; 32]),
+            "file_enc_sha256": STANDARD.encode([3u8; 32]),
+            "file_length": 10,
+            "media_type": "image",
+        })
+    }
+
+    #[test]
+    fn the_direct_paths_whatsapp_sends_are_downloaded() {
+        for path in [
+            "/v/t62.7118-24/30529328_1179417253598425_6436315384412376880_n.enc?ccb=11-4&oh=01_Q5AaIB&oe=6801D5A6&_nc_sid=5e03e0&mms3=true",
+            "/v/t62.7114-24/f1/m232/up-oil-image-1.enc",
+            "/mms/image/abc",
+        ] {
+            assert_eq!(check_direct_path(path), Ok(()), "{path}");
+            let params = download_params(MediaKind::Image, &handle_with(path)).unwrap();
+            assert_eq!(params.direct_path, path);
+        }
+    }
+
+    #[test]
+    fn a_direct_path_that_would_move_the_request_to_another_host_is_refused_before_any_request() {
+        for path in [
+            ".evil.tld/x",
+            "@10.0.0.5:8443/x",
+            "evil.tld/x",
+            ":8443/x",
+            "//evil.tld/x",
+            "/x@10.0.0.5/y",
+            "/x\\@evil.tld",
+            "/v/t62 x.enc",
+            "/v/t62\nHost: evil",
+            "/v/t62#frag",
+            "/v/\u{e9}.enc",
+        ] {
+            assert!(check_direct_path(path).is_err(), "{path:?} was taken");
+            match download_params(MediaKind::Image, &handle_with(path)) {
+                Err(NetworkError::Rejected(m)) => {
+                    assert!(m.contains("direct_path"), "{m}");
+                }
+                Err(other) => panic!("{path:?} gave {other:?}"),
+                Ok(_) => panic!("{path:?} would be downloaded"),
+            }
+        }
+        assert!(check_direct_path(&format!("/{}", "a".repeat(MAX_DIRECT_PATH))).is_err());
     }
 }

@@ -149,7 +149,7 @@ mod tests {
     }
 
     fn downloader(host: String) -> MediaDownloader {
-        let http = ReqwestHttp::new(Duration::from_secs(5)).unwrap();
+        let http = ReqwestHttp::local(Duration::from_secs(5)).unwrap();
         MediaDownloader::new(
             Arc::new(PlainHttp(http)),
             Arc::new(TokioRuntime),
