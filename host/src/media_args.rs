@@ -115,7 +115,11 @@ pub struct MediaArgs {
     pub media_retention_bytes: u64,
     /// A session's oldest media is removed while it holds more than this
     /// many bytes, before the total bound is looked at (0: no bound).
-    #[arg(long, env = "SWITCHBOARD_MEDIA_RETENTION_BYTES_PER_SESSION", default_value_t = 0)]
+    #[arg(
+        long,
+        env = "SWITCHBOARD_MEDIA_RETENTION_BYTES_PER_SESSION",
+        default_value_t = 0
+    )]
     pub media_retention_bytes_per_session: u64,
     /// Pause between media retention sweeps, in milliseconds.
     #[arg(long, env = "SWITCHBOARD_MEDIA_SWEEP_INTERVAL_MS", default_value_t = 600_000, value_parser = clap::value_parser!(u64).range(1..))]

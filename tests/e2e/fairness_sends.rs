@@ -83,8 +83,7 @@ async fn a_scheduled_send_past_its_time_bound_is_abandoned_lets_the_next_go_and_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_blast_send_held_inside_the_network_is_abandoned_at_its_bound_and_the_worker_goes_on()
-{
+async fn a_blast_send_held_inside_the_network_is_abandoned_at_its_bound_and_the_worker_goes_on() {
     let server = TestServer::start_with(|c| {
         c.blasts.offline_retry = Duration::from_millis(50);
         c.blasts.idle_poll = Duration::from_millis(500);
@@ -119,12 +118,14 @@ async fn a_blast_send_held_inside_the_network_is_abandoned_at_its_bound_and_the_
     // ends the older job's attempts, so this one completes.
     let quick = blasts_support::create(&server, "quick", text_blast(&to, json!({}))).await;
     blasts_support::wait_status(&server, "quick", &quick, "completed").await;
-    let done =
-        blasts_support::wait_status(&server, "slow", &slow, "completed_with_failures").await;
+    let done = blasts_support::wait_status(&server, "slow", &slow, "completed_with_failures").await;
     assert_eq!(done["dlq_count"], 1, "{done}");
     let all = blasts_support::recipients(&server, "slow", &slow, None).await;
     assert_eq!(all[0]["status"], "dlq", "{all:?}");
-    assert_eq!(all[0]["attempts"], 2, "both abandoned attempts count: {all:?}");
+    assert_eq!(
+        all[0]["attempts"], 2,
+        "both abandoned attempts count: {all:?}"
+    );
     assert!(blasts_support::outbox(&server, "slow").await.is_empty());
 
     // Once the network answers, a retry sends it once, under its id.

@@ -136,8 +136,7 @@ async fn uploads_racing_for_the_last_of_a_quota_never_take_the_session_past_it()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_session_flooding_media_loses_its_own_oldest_to_the_sweep_and_anothers_media_survives()
-{
+async fn a_session_flooding_media_loses_its_own_oldest_to_the_sweep_and_anothers_media_survives() {
     let server = TestServer::start_with(|c| {
         c.media.retention_bytes = Some(25_000);
         c.media.retention_bytes_per_session = Some(20_000);

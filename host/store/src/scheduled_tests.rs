@@ -234,14 +234,25 @@ fn due_heads_give_each_free_session_its_earliest_send_and_pass_over_busy_ones() 
     let heads = store.due_scheduled_heads(1_000, &none, 10).unwrap();
     let ids: Vec<&str> = heads.due.iter().map(|d| d.id.as_str()).collect();
     assert_eq!(ids, [busy[0].id.as_str(), b1.id.as_str()]);
-    assert_eq!(heads.next_ms, Some(5_000), "c's send is the next to come due");
+    assert_eq!(
+        heads.next_ms,
+        Some(5_000),
+        "c's send is the next to come due"
+    );
 
     let skip: std::collections::HashSet<String> = ["busy".to_owned()].into();
     let heads = store.due_scheduled_heads(1_000, &skip, 10).unwrap();
     let ids: Vec<&str> = heads.due.iter().map(|d| d.id.as_str()).collect();
-    assert_eq!(ids, [b1.id.as_str()], "the busy session's backlog is passed over");
+    assert_eq!(
+        ids,
+        [b1.id.as_str()],
+        "the busy session's backlog is passed over"
+    );
 
     let heads = store.due_scheduled_heads(1_000, &none, 1).unwrap();
     assert_eq!(heads.due.len(), 1);
-    assert_eq!(heads.next_ms, None, "cut off at the limit: the caller looks again");
+    assert_eq!(
+        heads.next_ms, None,
+        "cut off at the limit: the caller looks again"
+    );
 }

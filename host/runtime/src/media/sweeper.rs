@@ -198,9 +198,7 @@ struct Chosen {
 /// session's media goes only while no other session holds more).
 fn choose(mut records: Vec<MediaRecord>, now: i64, bounds: Bounds) -> Chosen {
     records.sort_by_key(|r| r.created_at);
-    let cutoff = bounds
-        .age
-        .map(|a| now.saturating_sub(a.as_secs() as i64));
+    let cutoff = bounds.age.map(|a| now.saturating_sub(a.as_secs() as i64));
     let (by_age, rest): (Vec<_>, Vec<_>) = records
         .into_iter()
         .partition(|r| cutoff.is_some_and(|c| r.created_at < c));
@@ -375,6 +373,8 @@ mod tests {
     fn nothing_is_chosen_without_retention_settings() {
         let all = vec![stored("a", 1, 1_000_000)];
         let chosen = choose(all, 1_000_000_000, Bounds::default());
-        assert!(chosen.by_age.is_empty() && chosen.by_size.is_empty() && chosen.by_share.is_empty());
+        assert!(
+            chosen.by_age.is_empty() && chosen.by_size.is_empty() && chosen.by_share.is_empty()
+        );
     }
 }

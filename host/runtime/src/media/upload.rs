@@ -73,9 +73,7 @@ impl Media {
             Ok(bytes) => {
                 streamed += bytes.len() as u64;
                 match &counted {
-                    Some(q) if !q.cover(streamed) => {
-                        Err("the upload quota is exceeded".to_owned())
-                    }
+                    Some(q) if !q.cover(streamed) => Err("the upload quota is exceeded".to_owned()),
                     _ => Ok(bytes),
                 }
             }

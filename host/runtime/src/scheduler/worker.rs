@@ -203,6 +203,17 @@ impl Inner {
         if let Err(e) = self.sessions.sender(sid) {
             return self.not_sent(&send, SendFailure::of(&e));
         }
+        // Sends of this session parked while it could not send came due
+        // before this one: they go first (made due just before it), so the
+        // session's order holds even when it can send again before its
+        // `connected` event has woken them.
+        if self
+            .store
+            .wake_waiting(Some(sid), entry.due_ms.saturating_sub(1))?
+            > 0
+        {
+            return Ok(());
+        }
         let claimed = self.transition(&send, |s| {
             s.status = ScheduledStatus::Sending;
             s.attempts += 1;

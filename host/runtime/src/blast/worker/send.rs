@@ -31,9 +31,8 @@ impl Worker {
             return Ok(false);
         };
         let message_id = r.message_id.clone().unwrap_or_default();
-        let reached_before = r.attempts > 0
-            && kind.is_some()
-            && self.network_has(sid, &message_id).await;
+        let reached_before =
+            r.attempts > 0 && kind.is_some() && self.network_has(sid, &message_id).await;
         let outcome = match kind {
             _ if reached_before => SendOutcome::Sent {
                 message_id: message_id.clone(),
