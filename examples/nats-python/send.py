@@ -39,9 +39,10 @@ async def main() -> int:
     js = nc.jetstream()
     try:
         # The gateway publishes the result to the subject named in the
-        # Switchboard-Reply-To header (besides the events stream). Subscribe
+        # Switchboard-Reply-To header (besides the events stream), which must
+        # be the session's own replies subject or one beneath it. Subscribe
         # before publishing so the answer cannot be missed.
-        inbox = nc.new_inbox()
+        inbox = f"{PREFIX}.replies.{session.replace('.', '~')}.{uuid.uuid4().hex}"
         replies = await nc.subscribe(inbox)
         await nc.flush()
         try:

@@ -62,10 +62,11 @@ pub struct Gateway {
 pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
     let config = config.resolve_paths()?;
     tracing::info!(data_dir = %config.data_dir.display(), "using the data directory");
+    // Before the store opens: a token too short to use stops the start
+    // with nothing opened.
+    let (token, token_source) = token::resolve(config.api_token.as_deref(), &config.data_dir)?;
     let store =
         Store::open_with(&config.data_dir, config.storage.clone()).context("could not open the store")?;
-    let (token, token_source) = token::resolve(config.api_token.as_deref(), &config.data_dir)
-        .context("could not read or create the API token file")?;
 
     let background_stop = CancellationToken::new();
     let tasks = TaskTracker::new();
@@ -229,7 +230,10 @@ pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
         integrations: integrations.counters().clone(),
     });
     let tokens = api::tokens::Tokens::load(store.clone(), config.token_rate_window)
-        .context("could not read the API tokens")?;
+        .context("could not read the API tokens")?
+        .with_session_quota(config.token_max_sessions);
+    // Tokens' last use, written off the request path; the last write at a stop.
+    tokens.start_flusher(background_stop.clone(), &tasks);
     let state = AppState::new(Services {
         send,
         chats,

@@ -20,6 +20,7 @@ use switchboard_egress::MediaUrlConfig;
 use switchboard_nats::{NatsConfig, Storage};
 use switchboard_runtime::integrations::IntegrationConfig;
 
+use crate::http_server::{HttpLimits, MIN_HEADER_BYTES};
 use crate::media_args::MediaArgs;
 use crate::media_store::MediaStoreConfig;
 use crate::runtime::media::MediaConfig;
@@ -80,6 +81,12 @@ pub struct Config {
     pub whatsapp: WhatsAppConfig,
     /// The NATS JetStream broker (off unless it has servers).
     pub nats: NatsConfig,
+    /// The bounds of every HTTP connection: timeouts, header size, how many
+    /// at once.
+    pub http: HttpLimits,
+    /// Most sessions a token limited to some sessions may hold (those it is
+    /// minted with and those it creates).
+    pub token_max_sessions: usize,
 }
 
 impl Config {
@@ -130,6 +137,8 @@ impl Config {
             media_urls: MediaUrlConfig::default(),
             whatsapp: WhatsAppConfig::default(),
             nats: NatsConfig::default(),
+            http: HttpLimits::default(),
+            token_max_sessions: crate::api::tokens::DEFAULT_SESSION_QUOTA,
         }
     }
 }
@@ -486,6 +495,37 @@ pub struct ServeArgs {
     /// again (a gateway that died mid-send), in seconds.
     #[arg(long, env = "SWITCHBOARD_NATS_COMMAND_ACK_WAIT_SECS", default_value = "30", value_parser = parse_secs)]
     pub nats_command_ack_wait_secs: Duration,
+    /// How long an idle per-session reader of NATS send commands is kept
+    /// before it is retired, in milliseconds (a new command starts it again).
+    #[arg(long, env = "SWITCHBOARD_NATS_COMMAND_WORKER_IDLE_MS", default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
+    pub nats_command_worker_idle_ms: u64,
+    /// Longest a client may take to send a request's head (request line and
+    /// headers), in milliseconds, counted from when the connection opens or,
+    /// on a keep-alive connection, from the previous answer; then the
+    /// connection is closed.
+    #[arg(long, env = "SWITCHBOARD_HTTP_HEADER_READ_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    pub http_header_read_timeout_ms: u64,
+    /// Longest pause while a request body is read (between two of its
+    /// chunks), in milliseconds; then the request fails.
+    #[arg(long, env = "SWITCHBOARD_HTTP_BODY_READ_TIMEOUT_MS", default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    pub http_body_read_timeout_ms: u64,
+    /// A connection on which no byte moves for this long while no request is
+    /// being handled is closed, in milliseconds.
+    #[arg(long, env = "SWITCHBOARD_HTTP_IDLE_TIMEOUT_MS", default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
+    pub http_idle_timeout_ms: u64,
+    /// Largest request head (request line and headers), in bytes; a larger
+    /// one is answered 431. At least 8192.
+    #[arg(long, env = "SWITCHBOARD_HTTP_MAX_HEADER_BYTES", default_value_t = 65_536, value_parser = clap::value_parser!(u64).range(MIN_HEADER_BYTES as u64..=16_777_216))]
+    pub http_max_header_bytes: u64,
+    /// Most HTTP connections served at once (each listener); one more is
+    /// answered 503 `too_many_connections` and closed.
+    #[arg(long, env = "SWITCHBOARD_HTTP_MAX_CONNECTIONS", default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub http_max_connections: u64,
+    /// Most sessions a token limited to some sessions may hold: the ids it is
+    /// minted with and the sessions it creates (`409 session_limit_reached`
+    /// past it).
+    #[arg(long, env = "SWITCHBOARD_TOKEN_MAX_SESSIONS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub token_max_sessions: u64,
 }
 
 /// What a send over its session's pacing does.
@@ -658,6 +698,14 @@ impl ServeArgs {
                 ..WhatsAppConfig::default()
             },
             nats: self.nats_config(),
+            http: HttpLimits {
+                header_read_timeout: Duration::from_millis(self.http_header_read_timeout_ms),
+                body_read_timeout: Duration::from_millis(self.http_body_read_timeout_ms),
+                idle_timeout: Duration::from_millis(self.http_idle_timeout_ms),
+                max_header_bytes: usize::try_from(self.http_max_header_bytes).unwrap_or(usize::MAX),
+                max_connections: usize::try_from(self.http_max_connections).unwrap_or(usize::MAX),
+            },
+            token_max_sessions: usize::try_from(self.token_max_sessions).unwrap_or(10_000),
         }
     }
 }
@@ -700,6 +748,7 @@ impl ServeArgs {
             command_retry_base: Duration::from_millis(self.nats_command_retry_base_ms),
             command_retry_max: Duration::from_millis(self.nats_command_retry_max_ms),
             command_ack_wait: self.nats_command_ack_wait_secs,
+            command_worker_idle: Duration::from_millis(self.nats_command_worker_idle_ms),
         }
     }
 }

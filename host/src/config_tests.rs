@@ -82,8 +82,8 @@ fn rows() -> Vec<Row> {
                 dir: PathBuf::from("/var/lib/switchboard/media"),
             };
         }),
-        row("api-token", "s3cret-token", |c| {
-            c.api_token = Some("s3cret-token".into());
+        row("api-token", "s3cret-token-0123456", |c| {
+            c.api_token = Some("s3cret-token-0123456".into());
         }),
         row("network", OTHER_NETWORK, |c| {
             c.network = OTHER_NETWORK.into()
@@ -400,6 +400,27 @@ fn rows() -> Vec<Row> {
         row("nats-command-ack-wait-secs", "2", |c| {
             c.nats.command_ack_wait = secs(2);
         }),
+        row("nats-command-worker-idle-ms", "250", |c| {
+            c.nats.command_worker_idle = ms(250);
+        }),
+        row("http-header-read-timeout-ms", "1500", |c| {
+            c.http.header_read_timeout = ms(1500);
+        }),
+        row("http-body-read-timeout-ms", "2500", |c| {
+            c.http.body_read_timeout = ms(2500);
+        }),
+        row("http-idle-timeout-ms", "3500", |c| {
+            c.http.idle_timeout = ms(3500);
+        }),
+        row("http-max-header-bytes", "16384", |c| {
+            c.http.max_header_bytes = 16384;
+        }),
+        row("http-max-connections", "7", |c| {
+            c.http.max_connections = 7;
+        }),
+        row("token-max-sessions", "25", |c| {
+            c.token_max_sessions = 25;
+        }),
     ]
 }
 
@@ -445,6 +466,12 @@ const REFUSED: &[(&str, &str)] = &[
     ("nats-publish-window", "0"),
     ("nats-command-attempts", "0"),
     ("nats-events-max-bytes", "-1"),
+    ("http-header-read-timeout-ms", "0"),
+    ("http-max-header-bytes", "4096"),
+    ("http-max-connections", "0"),
+    ("token-max-sessions", "0"),
+    ("token-max-sessions", "10001"),
+    ("nats-command-worker-idle-ms", "0"),
 ];
 
 /// The `serve` flag definitions, exactly as `--help` prints them.

@@ -3,7 +3,7 @@
 //! This crate is the binary's library: configuration ([`config`], with the
 //! paths it names made absolute by [`paths`]), the one composition root
 //! ([`compose`]: every part assembled from a [`Config`] and wired), serving
-//! ([`server`]), the metrics registry every part registers into
+//! ([`server`]; each connection bounded by [`http_server`]), the metrics registry every part registers into
 //! ([`metrics`]), the API token ([`token`]) and logging ([`telemetry`]).
 //! Tests and the benchmark start the gateway through [`start`] or assemble
 //! it through [`compose::assemble`], so they run the production wiring.
@@ -21,6 +21,7 @@
 
 pub mod compose;
 pub mod config;
+pub mod http_server;
 pub mod media_args;
 pub mod metrics;
 pub mod paths;

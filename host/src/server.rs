@@ -1,6 +1,7 @@
 //! Serving what the composition root assembled: the HTTP listener (and the
-//! optional metrics listener) until asked to stop; then in-flight requests
-//! finish, sessions close, the background work stops and the store closes.
+//! optional metrics listener), each connection within the configured
+//! [`HttpLimits`], until asked to stop; then in-flight requests finish,
+//! sessions close, the background work stops and the store closes.
 
 use std::net::SocketAddr;
 
@@ -12,6 +13,7 @@ use crate::api;
 use crate::compose::{self, Gateway};
 use crate::config::Config;
 use crate::events::EventBus;
+use crate::http_server::{self, HttpLimits};
 use crate::metrics::Metrics;
 use crate::token::TokenSource;
 
@@ -35,13 +37,15 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
         .with_context(|| format!("could not listen on {at}"))?;
     let addr = listener.local_addr()?;
     let http_stop = gateway.http_stop();
-    let server = tokio::spawn(
-        axum::serve(listener, gateway.router())
-            .with_graceful_shutdown(http_stop.clone().cancelled_owned())
-            .into_future(),
-    );
+    let limits = gateway.config().http.clone();
+    let server = tokio::spawn(http_server::serve(
+        listener,
+        gateway.router(),
+        limits.clone(),
+        http_stop.clone(),
+    ));
     let metrics_server = match gateway.config().metrics_listen {
-        Some(at) => Some(serve_metrics(at, gateway.metrics().clone(), http_stop).await?),
+        Some(at) => Some(serve_metrics(at, gateway.metrics().clone(), limits, http_stop).await?),
         None => None,
     };
     tracing::info!(%addr, data_dir = %gateway.config().data_dir.display(), sessions = gateway.restored(), "switchboard listening");
@@ -53,21 +57,24 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
     })
 }
 
-/// Serves `/metrics` alone, without a token, on its own address.
+/// Serves `/metrics` alone, without a token, on its own address, within
+/// the same limits as the main listener (its own connection cap).
 async fn serve_metrics(
     at: SocketAddr,
     metrics: Metrics,
+    limits: HttpLimits,
     stop: CancellationToken,
 ) -> anyhow::Result<(SocketAddr, JoinHandle<std::io::Result<()>>)> {
     let listener = tokio::net::TcpListener::bind(at)
         .await
         .with_context(|| format!("could not listen for metrics on {at}"))?;
     let addr = listener.local_addr()?;
-    let server = tokio::spawn(
-        axum::serve(listener, api::metrics::standalone(metrics))
-            .with_graceful_shutdown(stop.cancelled_owned())
-            .into_future(),
-    );
+    let server = tokio::spawn(http_server::serve(
+        listener,
+        api::metrics::standalone(metrics),
+        limits,
+        stop,
+    ));
     tracing::info!(%addr, "metrics listening (no token)");
     Ok((addr, server))
 }

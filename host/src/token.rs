@@ -1,5 +1,7 @@
 //! The API token: configured, or generated once and kept in the data directory
-//! with owner-only permissions.
+//! with owner-only permissions. It opens everything, so a token short enough
+//! to guess is refused at start ([`MIN_TOKEN_CHARS`]); a generated one is 64
+//! hex digits.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -7,6 +9,41 @@ use std::path::{Path, PathBuf};
 use rand::Rng;
 
 pub use crate::domain::data_dir::TOKEN_FILE;
+
+/// The fewest characters the admin token may have.
+pub const MIN_TOKEN_CHARS: usize = 16;
+
+/// Why there is no token to start with.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenError {
+    /// The token file could not be read or written.
+    #[error("could not read or create the API token file: {0}")]
+    Io(#[from] std::io::Error),
+    /// The configured token is too short to be safe.
+    #[error(
+        "API_TOKEN (--api-token) is {chars} characters long; the admin token must have at least {MIN_TOKEN_CHARS}. \
+         Set a longer one, for example `export API_TOKEN=$(openssl rand -hex 32)`, \
+         or unset it to have one generated into the data directory"
+    )]
+    ConfiguredTooShort {
+        /// How many characters it has.
+        chars: usize,
+    },
+    /// The token file of an earlier start holds a token too short to be safe.
+    #[error(
+        "{} holds an API token of {chars} characters; the admin token must have at least {MIN_TOKEN_CHARS}. \
+         Write a longer one into it (for example `openssl rand -hex 32 > {}`), \
+         set API_TOKEN, or delete the file to have one generated",
+        path.display(),
+        path.display()
+    )]
+    FileTooShort {
+        /// The token file.
+        path: PathBuf,
+        /// How many characters its token has.
+        chars: usize,
+    },
+}
 
 /// Where the token in use came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,20 +56,34 @@ pub enum TokenSource {
     Generated(PathBuf),
 }
 
-/// The token to use, and where it came from.
+/// The token to use, and where it came from; a configured or stored token
+/// shorter than [`MIN_TOKEN_CHARS`] is an error saying how to set a longer
+/// one.
 pub fn resolve(
     configured: Option<&str>,
     data_dir: &Path,
-) -> std::io::Result<(String, TokenSource)> {
+) -> Result<(String, TokenSource), TokenError> {
     if let Some(t) = configured {
-        return Ok((t.trim().to_owned(), TokenSource::Configured));
+        let t = t.trim();
+        let chars = t.chars().count();
+        if chars < MIN_TOKEN_CHARS {
+            return Err(TokenError::ConfiguredTooShort { chars });
+        }
+        return Ok((t.to_owned(), TokenSource::Configured));
     }
     let path = data_dir.join(TOKEN_FILE);
     match std::fs::read_to_string(&path) {
-        Ok(t) if !t.trim().is_empty() => return Ok((t.trim().to_owned(), TokenSource::File(path))),
+        Ok(t) if !t.trim().is_empty() => {
+            let t = t.trim();
+            let chars = t.chars().count();
+            if chars < MIN_TOKEN_CHARS {
+                return Err(TokenError::FileTooShort { path, chars });
+            }
+            return Ok((t.to_owned(), TokenSource::File(path)));
+        }
         Ok(_) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e),
+        Err(e) => return Err(e.into()),
     }
     let bytes: [u8; 32] = rand::rng().random();
     let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
@@ -83,7 +134,36 @@ mod tests {
     fn a_configured_token_wins_over_the_file() {
         let dir = tempfile::tempdir().unwrap();
         resolve(None, dir.path()).unwrap();
-        let (t, s) = resolve(Some("secret-token"), dir.path()).unwrap();
-        assert_eq!((t.as_str(), s), ("secret-token", TokenSource::Configured));
+        let (t, s) = resolve(Some("secret-token-0123"), dir.path()).unwrap();
+        assert_eq!(
+            (t.as_str(), s),
+            ("secret-token-0123", TokenSource::Configured)
+        );
+    }
+
+    #[test]
+    fn a_token_shorter_than_sixteen_characters_is_refused_saying_how_to_set_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = resolve(Some("  fifteen-chars!  "), dir.path()).unwrap_err();
+        assert!(
+            matches!(e, TokenError::ConfiguredTooShort { chars: 15 }),
+            "{e:?}"
+        );
+        let text = e.to_string();
+        assert!(
+            text.contains("at least 16") && text.contains("API_TOKEN"),
+            "{text}"
+        );
+        assert!(resolve(Some("sixteen-chars-ok"), dir.path()).is_ok());
+        // Counted in characters, not bytes.
+        assert!(resolve(Some("ééééééééééééééé"), dir.path()).is_err());
+
+        std::fs::write(dir.path().join(TOKEN_FILE), "short\n").unwrap();
+        let e = resolve(None, dir.path()).unwrap_err();
+        assert!(
+            matches!(e, TokenError::FileTooShort { chars: 5, .. }),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("api-token"), "{e}");
     }
 }

@@ -108,12 +108,13 @@ async fn a_valid_command_is_sent_through_the_api_path_and_answered_once() {
         .await
         .expect(200);
 
-    // A reply subject named in the header gets the result too.
+    // A reply subject named in the header (under the session's own
+    // replies subject) gets the result too.
     let client = async_nats::connect(nats.url()).await.unwrap();
-    let mut inbox = client.subscribe("answers.r3").await.unwrap();
+    let mut inbox = client.subscribe("switchboard.replies.s.r3").await.unwrap();
     client.flush().await.unwrap();
     let mut headers = HeaderMap::new();
-    headers.insert("Switchboard-Reply-To", "answers.r3");
+    headers.insert("Switchboard-Reply-To", "switchboard.replies.s.r3");
     js.publish_with_headers(
         "switchboard.send.s",
         headers,

@@ -1,11 +1,15 @@
 //! HTTP request metrics: counts by method, route template and status, and a
-//! latency histogram by method and route. Routes are the templates axum
-//! matched (`/api/v1/sessions/{id}`), never raw paths, so the number of
-//! series stays bounded; requests that matched no route share one label.
+//! latency histogram by method and route. Every label comes from a closed
+//! set, because requests are counted before they are authenticated and a
+//! stranger must not be able to add series: routes are the templates axum
+//! matched (`/api/v1/sessions/{id}`), never raw paths, and requests that
+//! matched no route share one label; methods are the nine HTTP defines, and
+//! any other method a client makes up is `other`.
 //! And the authorization outcome of each request by token name (never its
 //! secret): `allowed`, `unauthorized`, `forbidden` (lacks the scope),
 //! `hidden` (another session's route), `rate_limited`.
 
+use axum::http::Method;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -15,10 +19,31 @@ use prometheus_client::registry::Registry;
 /// The `route` label of requests that matched no route.
 pub const UNMATCHED_ROUTE: &str = "unmatched";
 
+/// The `method` label of a request whose method is none of HTTP's own.
+pub const OTHER_METHOD: &str = "other";
+
+/// The `method` label of `method`: its name when HTTP defines it, else
+/// [`OTHER_METHOD`] (a made-up method is accepted by the parser, and would
+/// otherwise be a new series for every name a client invents).
+pub fn method_label(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "GET",
+        Method::HEAD => "HEAD",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::PATCH => "PATCH",
+        Method::OPTIONS => "OPTIONS",
+        Method::CONNECT => "CONNECT",
+        Method::TRACE => "TRACE",
+        _ => OTHER_METHOD,
+    }
+}
+
 /// Labels of the request counter.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 struct RequestLabels {
-    method: String,
+    method: &'static str,
     route: String,
     status: u16,
 }
@@ -33,7 +58,7 @@ struct AuthLabels {
 /// Labels of the latency histogram.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 struct RouteLabels {
-    method: String,
+    method: &'static str,
     route: String,
 }
 
@@ -61,13 +86,14 @@ impl Default for HttpMetrics {
 }
 
 impl HttpMetrics {
-    /// Records one finished request.
-    pub fn observe(&self, method: &str, route: &str, status: u16, seconds: f64) {
-        let method = method.to_owned();
+    /// Records one finished request; `route` is the template it matched
+    /// (or [`UNMATCHED_ROUTE`]), never a raw path.
+    pub fn observe(&self, method: &Method, route: &str, status: u16, seconds: f64) {
+        let method = method_label(method);
         let route = route.to_owned();
         self.latency
             .get_or_create(&RouteLabels {
-                method: method.clone(),
+                method,
                 route: route.clone(),
             })
             .observe(seconds);
@@ -117,9 +143,9 @@ mod tests {
     #[test]
     fn requests_are_counted_by_route_template_and_status() {
         let m = HttpMetrics::default();
-        m.observe("GET", "/api/v1/sessions/{id}", 200, 0.001);
-        m.observe("GET", "/api/v1/sessions/{id}", 200, 0.002);
-        m.observe("GET", UNMATCHED_ROUTE, 404, 0.001);
+        m.observe(&Method::GET, "/api/v1/sessions/{id}", 200, 0.001);
+        m.observe(&Method::GET, "/api/v1/sessions/{id}", 200, 0.002);
+        m.observe(&Method::GET, UNMATCHED_ROUTE, 404, 0.001);
         let mut r = Registry::default();
         m.register(&mut r);
         let mut text = String::new();
@@ -131,5 +157,25 @@ mod tests {
             "switchboard_http_request_duration_seconds_count{method=\"GET\",route=\"/api/v1/sessions/{id}\"} 2"
         ));
         assert!(text.contains("route=\"unmatched\",status=\"404\""));
+    }
+
+    #[test]
+    fn a_made_up_method_is_counted_as_other_and_adds_no_series() {
+        let m = HttpMetrics::default();
+        for i in 0..50 {
+            let made_up = Method::from_bytes(format!("M{i}XYZ").as_bytes()).unwrap();
+            m.observe(&made_up, UNMATCHED_ROUTE, 405, 0.001);
+        }
+        m.observe(&Method::PATCH, UNMATCHED_ROUTE, 404, 0.001);
+        let mut r = Registry::default();
+        m.register(&mut r);
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &r).unwrap();
+        assert!(
+            text.contains("switchboard_http_requests_total{method=\"other\",route=\"unmatched\",status=\"405\"} 50"),
+            "{text}"
+        );
+        assert!(text.contains("method=\"PATCH\""), "{text}");
+        assert!(!text.contains("XYZ"), "{text}");
     }
 }

@@ -109,14 +109,16 @@ fn exposition(metrics: &Metrics) -> Response {
 }
 
 /// Counts the request by method, matched route template and status, and
-/// observes its latency (until the response head is ready).
+/// observes its latency (until the response head is ready). It runs before
+/// authentication, so its labels come from closed sets only (see
+/// [`crate::http_metrics`]).
 pub async fn track(State(metrics): State<Metrics>, req: Request, next: Next) -> Response {
     let started = Instant::now();
     let method = req.method().clone();
     let route = req.extensions().get::<MatchedPath>().cloned();
     let response = next.run(req).await;
     metrics.http().observe(
-        method.as_str(),
+        &method,
         route.as_ref().map_or(UNMATCHED_ROUTE, MatchedPath::as_str),
         response.status().as_u16(),
         started.elapsed().as_secs_f64(),

@@ -18,7 +18,7 @@ use super::auth::Principal;
 use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath, MaybeJson};
 use crate::openapi::common::{PhoneNumber, SessionPath, SuccessMessage};
-use switchboard_runtime::sessions::{NewSession, SessionInfo};
+use switchboard_runtime::sessions::{NewSession, SessionError, SessionInfo};
 
 /// The session routes.
 pub fn routes() -> Router<AppState> {
@@ -179,31 +179,60 @@ async fn create(
     MaybeJson(body): MaybeJson<CreateSessionIn>,
 ) -> ApiResult<(StatusCode, Json<SessionOut>)> {
     // A token limited to some sessions creates one only under an id of its
-    // own set, or a new id that joins its set; a taken id it cannot see is
-    // answered as taken, which tells nothing it may not know (ids are
-    // chosen by the creator).
+    // own set, or a new id that joins its set. Any other id that is taken,
+    // kept for another token or held by a session it cannot see, gets one
+    // answer, word for word: it cannot tell which (the comment at the top
+    // of `auth.rs`: a tenant cannot learn which sessions exist).
     let new = NewSession {
         id: body.id,
         name: body.name,
         network: body.network.map(|n| n.as_str().to_owned()),
         phone: body.phone,
     };
-    if let (Principal::Token(t), Some(id)) = (&principal, new.id.as_deref())
-        && !t.sessions.covers(id)
+    let scoped = match &principal {
+        Principal::Token(t) => Some(t),
+        Principal::Admin => None,
+    };
+    let joins_set = scoped.filter(|t| new.id.as_deref().is_none_or(|id| !t.sessions.covers(id)));
+    if let (Some(t), Some(id)) = (joins_set, new.id.as_deref())
         && state.tokens.reserved_by_other(&t.id, id)
     {
-        return Err(ApiError::conflict(
-            "session_exists",
-            format!("session id `{id}` is kept for another token's sessions; choose another"),
-        ));
+        return Err(unavailable(id));
     }
-    let info = state.sessions.create(new).await?;
-    if let Principal::Token(t) = &principal
-        && !t.sessions.covers(&info.record.id)
-    {
+    // A session that would join the token's set needs a place in its
+    // quota, held until it has joined (two creates at once cannot both take
+    // the last place).
+    let _slot = match joins_set {
+        Some(t) => state.tokens.reserve_session(&t.id).map_err(|full| {
+            ApiError::conflict(
+                "session_limit_reached",
+                format!(
+                    "token `{}` holds {} sessions, its limit (--token-max-sessions); delete one it no longer needs, or ask the operator for a larger limit",
+                    full.token, full.limit
+                ),
+            )
+        })?,
+        None => None,
+    };
+    let info = match state.sessions.create(new).await {
+        Err(SessionError::AlreadyExists(id)) if joins_set.is_some() => {
+            return Err(unavailable(&id));
+        }
+        other => other?,
+    };
+    if let Some(t) = joins_set {
         state.tokens.add_session(&t.id, &info.record.id)?;
     }
     Ok((StatusCode::CREATED, Json(info.into())))
+}
+
+/// The answer a token limited to some sessions gets for an id outside its
+/// set that is taken, however it is taken.
+fn unavailable(id: &str) -> ApiError {
+    ApiError::conflict(
+        "session_exists",
+        format!("session id `{id}` is not available; choose another"),
+    )
 }
 
 /// The answer of `GET /api/v1/sessions`.

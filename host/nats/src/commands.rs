@@ -12,7 +12,11 @@
 //! `Switchboard-Reply-To` header when it has one (JetStream answers the
 //! publisher's own reply subject with its publish acknowledgement):
 //! `{request_id, ok, message_id…}` or `{request_id, ok: false, error: {code,
-//! message}}`.
+//! message}}`. The header may only name the session's own replies subject,
+//! `<prefix>.replies.<session>`, or one beneath it: the gateway publishes
+//! with its own credentials, so a publisher must not choose where (another
+//! session's results, or any subject at all). A command naming any other
+//! subject is answered `invalid_reply_subject` and not sent.
 //!
 //! - a command that can never succeed (malformed, unknown session or kind,
 //!   refused by a plugin, refused by the network) is answered and taken off
@@ -27,10 +31,15 @@
 //!   network cannot tell, the same id is one message on the network.
 //!
 //! Commands of one session are sent one at a time, in the order they were
-//! delivered; sessions go in parallel.
+//! delivered; sessions go in parallel. Each session that exists gets a
+//! reader (a task and a queue) on its first command, retired once it has
+//! had nothing to do for `command_worker_idle` or its session is gone;
+//! commands whose subject names no session that exists share one reader,
+//! which answers them, so a publisher inventing subjects adds no state.
 
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_nats::jetstream::consumer::{AckPolicy, PullConsumer, pull};
 use async_nats::jetstream::message::PublishMessage;
@@ -186,6 +195,14 @@ fn result_err(request_id: Option<&str>, e: &ApiError) -> Value {
     })
 }
 
+/// A reader of send commands: its queue, and how many commands are in it
+/// or being handled (only the router adds, so none means idle).
+struct Worker {
+    tx: mpsc::UnboundedSender<Message>,
+    queued: Arc<AtomicUsize>,
+    last_used: tokio::time::Instant,
+}
+
 /// What to do with a delivered command once handled.
 enum Verdict {
     /// Answer with this result and take the command off the queue.
@@ -230,7 +247,17 @@ impl Nats {
 
     async fn command_loop(self, state: AppState) {
         let cancel = self.inner.cancel.clone();
-        let mut workers: HashMap<String, mpsc::UnboundedSender<Message>> = HashMap::new();
+        let mut workers: HashMap<String, Worker> = HashMap::new();
+        // The one reader of commands that name no session that exists.
+        let mut stray: Option<Worker> = None;
+        let idle = self.inner.config.command_worker_idle;
+        // Often enough that a deleted session's reader goes within a second.
+        let every = (idle / 2).clamp(
+            std::time::Duration::from_millis(1),
+            std::time::Duration::from_secs(1),
+        );
+        let mut prune = tokio::time::interval(every);
+        prune.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         while !cancel.is_cancelled() {
             if !self.inner.send_ready.load(Ordering::SeqCst) {
                 if self.connected() {
@@ -262,10 +289,14 @@ impl Nats {
             loop {
                 let next = tokio::select! {
                     m = messages.next() => m,
+                    _ = prune.tick() => {
+                        self.retire(&state, &mut workers, &mut stray);
+                        continue;
+                    }
                     _ = cancel.cancelled() => return,
                 };
                 match next {
-                    Some(Ok(msg)) => self.route(&state, &mut workers, msg),
+                    Some(Ok(msg)) => self.route(&state, &mut workers, &mut stray, msg),
                     Some(Err(e)) => {
                         use async_nats::jetstream::consumer::pull::MessagesErrorKind as K;
                         let fatal = matches!(
@@ -283,38 +314,86 @@ impl Nats {
         }
     }
 
-    /// Hands a command to its session's worker (started on first use), so
-    /// a session's commands go one at a time, in order.
+    /// Hands a command to its session's reader (started on first use), so
+    /// a session's commands go one at a time, in order; a command whose
+    /// subject names no session that exists goes to the one shared reader,
+    /// which answers it, and leaves nothing behind.
     fn route(
         &self,
         state: &AppState,
-        workers: &mut HashMap<String, mpsc::UnboundedSender<Message>>,
+        workers: &mut HashMap<String, Worker>,
+        stray: &mut Option<Worker>,
         msg: Message,
     ) {
-        let key = self
+        let session = self
             .inner
             .subjects
             .session_of_send(msg.subject.as_str())
-            .unwrap_or_default();
-        let tx = workers.entry(key.clone()).or_insert_with(|| {
-            let (tx, mut rx) = mpsc::unbounded_channel::<Message>();
-            let (nats, state) = (self.clone(), state.clone());
-            let cancel = self.inner.cancel.clone();
-            self.inner.tasks.spawn(async move {
-                // What is still queued at a stop is delivered again by NATS.
-                while let Some(msg) = tokio::select! {
-                    m = rx.recv() => m,
-                    _ = cancel.cancelled() => None,
-                } {
-                    nats.handle(&state, msg).await;
-                }
-            });
-            tx
-        });
-        if let Err(mpsc::error::SendError(msg)) = tx.send(msg) {
-            // Its worker ended (only when the gateway stops): NATS delivers it again.
+            .filter(|s| state.sessions.exists(s));
+        let worker = match session {
+            Some(session) => workers
+                .entry(session)
+                .or_insert_with(|| self.start_worker(state)),
+            None => stray.get_or_insert_with(|| self.start_worker(state)),
+        };
+        worker.last_used = tokio::time::Instant::now();
+        worker.queued.fetch_add(1, Ordering::SeqCst);
+        if let Err(mpsc::error::SendError(msg)) = worker.tx.send(msg) {
+            // Its reader ended (only when the gateway stops): NATS delivers it again.
+            worker.queued.fetch_sub(1, Ordering::SeqCst);
             drop(msg);
         }
+        self.inner
+            .counters
+            .command_workers
+            .set(i64::try_from(workers.len()).unwrap_or(i64::MAX));
+    }
+
+    /// A reader: handles what its queue is given, one at a time, until the
+    /// queue is dropped (retired) or the gateway stops.
+    fn start_worker(&self, state: &AppState) -> Worker {
+        let (tx, mut rx) = mpsc::unbounded_channel::<Message>();
+        let queued = Arc::new(AtomicUsize::new(0));
+        let (nats, state, left) = (self.clone(), state.clone(), queued.clone());
+        let cancel = self.inner.cancel.clone();
+        self.inner.tasks.spawn(async move {
+            // What is still queued at a stop is delivered again by NATS.
+            while let Some(msg) = tokio::select! {
+                m = rx.recv() => m,
+                _ = cancel.cancelled() => None,
+            } {
+                nats.handle(&state, msg).await;
+                left.fetch_sub(1, Ordering::SeqCst);
+            }
+        });
+        Worker {
+            tx,
+            queued,
+            last_used: tokio::time::Instant::now(),
+        }
+    }
+
+    /// Retires the readers with nothing queued whose session is gone or that
+    /// have been idle for `command_worker_idle` (the shared reader too):
+    /// dropping a queue ends its reader, which has nothing left to do.
+    fn retire(
+        &self,
+        state: &AppState,
+        workers: &mut HashMap<String, Worker>,
+        stray: &mut Option<Worker>,
+    ) {
+        let idle = self.inner.config.command_worker_idle;
+        let keep = |w: &Worker| w.queued.load(Ordering::SeqCst) > 0 || w.last_used.elapsed() < idle;
+        workers.retain(|session, w| {
+            w.queued.load(Ordering::SeqCst) > 0 || (keep(w) && state.sessions.exists(session))
+        });
+        if stray.as_ref().is_some_and(|w| !keep(w)) {
+            *stray = None;
+        }
+        self.inner
+            .counters
+            .command_workers
+            .set(i64::try_from(workers.len()).unwrap_or(i64::MAX));
     }
 
     /// Handles one delivery of a command: sends it (or recognises it as
@@ -335,11 +414,18 @@ impl Nats {
         }
         let subject = msg.subject.to_string();
         let session = self.inner.subjects.session_of_send(&subject);
-        let reply_to = msg
+        let asked_reply = msg
             .headers
             .as_ref()
             .and_then(|h| h.get(REPLY_HEADER))
             .map(|v| v.as_str().to_owned());
+        // Only the session's own replies subject: the gateway publishes there
+        // with its own credentials, so a header must not choose where.
+        let (reply_to, refused_reply) = match (asked_reply, session.as_deref()) {
+            (Some(r), Some(s)) if self.inner.subjects.is_reply_of(&r, s) => (Some(r), None),
+            (Some(r), Some(s)) => (None, Some((r, self.inner.subjects.replies(s)))),
+            _ => (None, None),
+        };
         let parsed = parse_command(&msg.payload);
         let request_id = parsed.as_ref().ok().and_then(|c| c.request_id.clone());
         let key = request_id.clone().unwrap_or_else(|| match stream_seq {
@@ -358,6 +444,18 @@ impl Nats {
                     ),
                 ),
             )),
+            (Some(_), _) if refused_reply.is_some() => {
+                let (asked, allowed) = refused_reply.clone().unwrap_or_default();
+                Verdict::Answer(result_err(
+                    request_id.as_deref(),
+                    &ApiError::bad_request(
+                        "invalid_reply_subject",
+                        format!(
+                            "`{REPLY_HEADER}` may name only this session's replies subject `{allowed}` or a subject beneath it (`{allowed}.<anything>`), not `{asked}`; the command was not sent"
+                        ),
+                    ),
+                ))
+            }
             (Some(_), Err(e)) => Verdict::Answer(result_err(None, &e)),
             (Some(session), Ok(command)) => {
                 self.send(state, session, command, &key, delivered).await

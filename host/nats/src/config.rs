@@ -74,6 +74,9 @@ pub struct NatsConfig {
     /// How long a delivered command may go unanswered before NATS delivers it
     /// again (a gateway that died while sending it).
     pub command_ack_wait: Duration,
+    /// How long a session's reader of send commands is kept with nothing to
+    /// do before it is retired (the next command starts it again).
+    pub command_worker_idle: Duration,
 }
 
 impl Default for NatsConfig {
@@ -105,6 +108,7 @@ impl Default for NatsConfig {
             command_retry_base: Duration::from_secs(1),
             command_retry_max: Duration::from_secs(60),
             command_ack_wait: Duration::from_secs(30),
+            command_worker_idle: Duration::from_secs(60),
         }
     }
 }

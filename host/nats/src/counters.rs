@@ -38,6 +38,9 @@ pub struct NatsCounters {
     pub command_redeliveries: Counter,
     /// Commands by outcome: `ok`, `failed`, `retried`, `already_sent`.
     pub commands: Family<Outcome, Counter>,
+    /// Per-session readers of send commands now running (only for
+    /// sessions that exist; retired when idle or when the session goes).
+    pub command_workers: Gauge,
 }
 
 impl NatsCounters {
@@ -101,6 +104,11 @@ impl NatsCounters {
             "switchboard_nats_command_redeliveries",
             "Send-command deliveries of a command delivered before",
             self.command_redeliveries.clone(),
+        );
+        r.register(
+            "switchboard_nats_command_workers",
+            "Per-session readers of send commands running now (sessions that exist, with recent commands)",
+            self.command_workers.clone(),
         );
         r.register(
             "switchboard_nats_commands",

@@ -5,7 +5,9 @@
 
 mod registry;
 
-pub use registry::{NewToken, Refusal, Tokens, hash_secret};
+pub use registry::{
+    DEFAULT_SESSION_QUOTA, NewToken, QuotaFull, QuotaSlot, Refusal, Tokens, hash_secret,
+};
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -28,8 +30,9 @@ use crate::openapi::common::SuccessMessage;
 
 /// Longest token name, in characters.
 const MAX_NAME_CHARS: usize = 100;
-/// Most session ids one token names.
-const MAX_SESSIONS: usize = 10_000;
+/// Most session ids one token names (the session quota, configurable
+/// below it, is the limit each registry holds them to).
+const MAX_SESSIONS: usize = registry::DEFAULT_SESSION_QUOTA;
 /// The longest lifetime a token can be minted with: ten years.
 const MAX_LIFETIME_SECS: i64 = 10 * 365 * 24 * 3600;
 
@@ -234,6 +237,18 @@ async fn mint(
     ApiJson(body): ApiJson<MintIn>,
 ) -> ApiResult<(StatusCode, Json<MintedOut>)> {
     let new = checked(body)?;
+    let quota = state.tokens.session_quota();
+    if let SessionSet::Only(ids) = &new.sessions
+        && ids.len() > quota
+    {
+        return Err(ApiError::invalid_field(
+            "sessions",
+            format!(
+                "names {} sessions; a token may hold at most {quota} (--token-max-sessions)",
+                ids.len()
+            ),
+        ));
+    }
     let (token, secret) = state.tokens.mint(new)?;
     tracing::info!(token = %token.name, token_id = %token.id, "token minted");
     Ok((

@@ -2,13 +2,21 @@
 //! the secret a request presents), written through to the store, with what
 //! goes with a live token: its per-minute request window, and a
 //! cancellation that ends its open event streams when it is revoked.
+//!
+//! Authentication runs on the async path of every request, so it never
+//! writes to the store: a token's new `last_used_at` is set in memory and
+//! written by a background flusher on the blocking pool
+//! ([`Tokens::start_flusher`]), which writes what is left when the gateway
+//! stops.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use crate::domain::time::unix_now;
 use crate::domain::token::{SECRET_PREFIX, Scope, SessionSet, TokenRecord, TokenRefusal};
@@ -55,6 +63,11 @@ struct State {
     /// Ended when the token is revoked (its open streams watch it).
     ended: HashMap<String, CancellationToken>,
     windows: HashMap<String, Window>,
+    /// `last_used_at` set in memory and not yet written, by token id.
+    unwritten_use: HashMap<String, i64>,
+    /// Session creates under way, by token id: each holds a place in its
+    /// token's session quota until it is added or fails.
+    creating: HashMap<String, usize>,
 }
 
 /// The token registry; cheap to clone.
@@ -67,6 +80,44 @@ pub struct Tokens {
     writes: Arc<Mutex<()>>,
     /// The window `rate_per_minute` counts in: a minute, shorter in tests.
     window: Duration,
+    /// Wakes the flusher of `unwritten_use`.
+    used: Arc<Notify>,
+    /// Most sessions a token limited to some sessions may hold.
+    session_quota: usize,
+}
+
+/// Most sessions a token limited to some sessions may hold unless
+/// configured otherwise: the most ids a token may be minted with.
+pub const DEFAULT_SESSION_QUOTA: usize = 10_000;
+
+/// A token is at its session quota: creating one more session would take
+/// it past it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuotaFull {
+    /// The token's name.
+    pub token: String,
+    /// The quota.
+    pub limit: usize,
+}
+
+/// A place in a token's session quota, held while a session it creates is
+/// made; given back when dropped (the session was added to the token's
+/// set, or it was not created).
+pub struct QuotaSlot {
+    tokens: Tokens,
+    token_id: String,
+}
+
+impl Drop for QuotaSlot {
+    fn drop(&mut self) {
+        let mut state = self.tokens.lock();
+        if let Some(n) = state.creating.get_mut(&self.token_id) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                state.creating.remove(&self.token_id);
+            }
+        }
+    }
 }
 
 /// The hex SHA-256 of a secret: all the store keeps of it.
@@ -104,7 +155,91 @@ impl Tokens {
             state: Arc::new(Mutex::new(state)),
             writes: Arc::new(Mutex::new(())),
             window,
+            used: Arc::new(Notify::new()),
+            session_quota: DEFAULT_SESSION_QUOTA,
         })
+    }
+
+    /// The same registry holding each token limited to some sessions to at
+    /// most `quota` of them (at least one).
+    pub fn with_session_quota(mut self, quota: usize) -> Self {
+        self.session_quota = quota.max(1);
+        self
+    }
+
+    /// Most sessions a token limited to some sessions may hold.
+    pub fn session_quota(&self) -> usize {
+        self.session_quota
+    }
+
+    /// A place for one more session in the quota of token `token_id`, held
+    /// until the returned slot drops; `Err` when the sessions it holds and
+    /// those it is creating already fill it. A token over every session
+    /// (`"*"`) has no quota.
+    pub fn reserve_session(&self, token_id: &str) -> Result<Option<QuotaSlot>, QuotaFull> {
+        let mut state = self.lock();
+        let Some(token) = state.by_hash.values().find(|t| t.id == token_id).cloned() else {
+            return Ok(None);
+        };
+        let SessionSet::Only(ids) = &token.sessions else {
+            return Ok(None);
+        };
+        let creating = state.creating.get(token_id).copied().unwrap_or(0);
+        if ids.len() + creating >= self.session_quota {
+            return Err(QuotaFull {
+                token: token.name.clone(),
+                limit: self.session_quota,
+            });
+        }
+        *state.creating.entry(token_id.to_owned()).or_default() += 1;
+        Ok(Some(QuotaSlot {
+            tokens: self.clone(),
+            token_id: token_id.to_owned(),
+        }))
+    }
+
+    /// Starts the task that writes the tokens' `last_used_at` kept by
+    /// [`Tokens::authenticate`], on the blocking pool, as they change; when
+    /// `stop` is cancelled it writes what is left and ends (tracked by
+    /// `tasks`, so a clean stop waits for that last write).
+    pub fn start_flusher(&self, stop: CancellationToken, tasks: &TaskTracker) {
+        let tokens = self.clone();
+        tasks.spawn(async move {
+            loop {
+                let stopping = tokio::select! {
+                    _ = tokens.used.notified() => false,
+                    _ = stop.cancelled() => true,
+                };
+                let flusher = tokens.clone();
+                if let Err(e) = tokio::task::spawn_blocking(move || flusher.flush_last_used()).await
+                {
+                    tracing::warn!(error = %e, "the token last-use writer failed");
+                }
+                if stopping {
+                    break;
+                }
+            }
+        });
+    }
+
+    /// Writes every `last_used_at` set in memory and not yet stored
+    /// (blocking: it writes to the store). One that cannot be written now
+    /// is kept for the next call.
+    pub fn flush_last_used(&self) {
+        let pending = std::mem::take(&mut self.lock().unwritten_use);
+        for (id, used) in pending {
+            let written = self.update(&id, |t| {
+                t.last_used_at = t.last_used_at.max(Some(used));
+            });
+            if let Err(e) = written {
+                tracing::warn!(token_id = %id, error = %e, "could not keep a token's last use");
+                self.lock()
+                    .unwritten_use
+                    .entry(id)
+                    .and_modify(|t| *t = (*t).max(used))
+                    .or_insert(used);
+            }
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -271,27 +406,29 @@ impl Tokens {
     }
 
     /// The token a presented secret belongs to, if it works now; its
-    /// `last_used_at` is kept (to the minute).
+    /// `last_used_at` is kept (to the minute): set in memory at once, and
+    /// written to the store by the flusher, never here (this runs on the
+    /// async path of every request).
     pub fn authenticate(&self, secret: &str) -> Result<Arc<TokenRecord>, Refusal> {
         let hash = hash_secret(secret);
         let now = unix_now();
-        let token = self
-            .lock()
-            .by_hash
-            .get(&hash)
-            .cloned()
-            .ok_or(Refusal::Unknown)?;
+        let mut state = self.lock();
+        let token = state.by_hash.get(&hash).cloned().ok_or(Refusal::Unknown)?;
         token.check(now).map_err(Refusal::Gone)?;
         let stale = token
             .last_used_at
             .is_none_or(|t| now - t >= LAST_USED_PRECISION);
-        if stale {
-            let id = token.id.clone();
-            if let Err(e) = self.update(&id, |t| t.last_used_at = Some(now)) {
-                tracing::warn!(token = %token.name, error = %e, "could not keep a token's last use");
-            }
+        if !stale {
+            return Ok(token);
         }
-        Ok(token)
+        let mut used = (*token).clone();
+        used.last_used_at = Some(now);
+        let used = Arc::new(used);
+        state.by_hash.insert(hash, used.clone());
+        state.unwritten_use.insert(used.id.clone(), now);
+        drop(state);
+        self.used.notify_one();
+        Ok(used)
     }
 
     /// Counts a request against the token's per-minute limit; `Err` with
@@ -333,5 +470,77 @@ impl Tokens {
             return t;
         }
         state.ended.entry(id.to_owned()).or_default().clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::token::AllSessions;
+
+    fn stored_last_use(store: &Store, id: &str) -> Option<i64> {
+        store
+            .list_tokens()
+            .unwrap()
+            .into_iter()
+            .find(|t| t.id == id)
+            .and_then(|t| t.last_used_at)
+    }
+
+    #[test]
+    fn authenticating_writes_nothing_and_the_flusher_keeps_the_last_use() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let tokens = Tokens::load(store.clone(), Duration::from_secs(60)).unwrap();
+        let (record, secret) = tokens
+            .mint(NewToken {
+                name: "crm".into(),
+                sessions: SessionSet::All(AllSessions::Star),
+                scopes: vec![Scope::Read],
+                expires_at: None,
+                rate_per_minute: None,
+            })
+            .unwrap();
+        let used = tokens.authenticate(&secret).unwrap();
+        assert!(used.last_used_at.is_some(), "kept in memory at once");
+        assert_eq!(
+            tokens.get(&record.id).unwrap().last_used_at,
+            used.last_used_at
+        );
+        assert_eq!(
+            stored_last_use(&store, &record.id),
+            None,
+            "authentication itself wrote to the store"
+        );
+        tokens.flush_last_used();
+        assert_eq!(stored_last_use(&store, &record.id), used.last_used_at);
+        // Nothing is left to write, and the token still works.
+        assert!(tokens.lock().unwritten_use.is_empty());
+        assert!(tokens.authenticate(&secret).is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_clean_stop_writes_the_last_use_still_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let tokens = Tokens::load(store.clone(), Duration::from_secs(60)).unwrap();
+        let (record, secret) = tokens
+            .mint(NewToken {
+                name: "crm".into(),
+                sessions: SessionSet::All(AllSessions::Star),
+                scopes: vec![Scope::Read],
+                expires_at: None,
+                rate_per_minute: None,
+            })
+            .unwrap();
+        let stop = CancellationToken::new();
+        let tasks = TaskTracker::new();
+        // Cancelled before it starts: only the write at the stop can keep it.
+        stop.cancel();
+        let used = tokens.authenticate(&secret).unwrap();
+        tokens.start_flusher(stop, &tasks);
+        tasks.close();
+        tasks.wait().await;
+        assert_eq!(stored_last_use(&store, &record.id), used.last_used_at);
     }
 }
