@@ -62,8 +62,8 @@ pub struct Gateway {
 pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
     let config = config.resolve_paths()?;
     tracing::info!(data_dir = %config.data_dir.display(), "using the data directory");
-    let store =
-        Store::open_with(&config.data_dir, config.storage.clone()).context("could not open the store")?;
+    let store = Store::open_with(&config.data_dir, config.storage.clone())
+        .context("could not open the store")?;
     let (token, token_source) = token::resolve(config.api_token.as_deref(), &config.data_dir)
         .context("could not read or create the API token file")?;
 
