@@ -65,8 +65,8 @@ pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
     // Before the store opens: a token too short to use stops the start
     // with nothing opened.
     let (token, token_source) = token::resolve(config.api_token.as_deref(), &config.data_dir)?;
-    let store =
-        Store::open_with(&config.data_dir, config.storage.clone()).context("could not open the store")?;
+    let store = Store::open_with(&config.data_dir, config.storage.clone())
+        .context("could not open the store")?;
 
     let background_stop = CancellationToken::new();
     let tasks = TaskTracker::new();

@@ -63,7 +63,11 @@ pub(crate) async fn flood_until_full(api: &Api, flood: &mut Flood) {
             "round {round}: {} request(s) got no answer (a dropped connection)",
             outcome.cut_off.len()
         );
-        assert_eq!(outcome.answered.len(), 100, "round {round}: every request is answered");
+        assert_eq!(
+            outcome.answered.len(),
+            100,
+            "round {round}: every request is answered"
+        );
         for a in &outcome.answered {
             let id = message_id(round, a.index);
             if a.status == 200 {
@@ -94,7 +98,11 @@ pub(crate) async fn check_history(api: &Api, flood: &Flood) {
     seen.dedup();
     assert_eq!(seen.len(), all, "no message is stored twice");
     let seen: HashSet<String> = seen.into_iter().collect();
-    let lost: Vec<&String> = flood.stored.iter().filter(|id| !seen.contains(*id)).collect();
+    let lost: Vec<&String> = flood
+        .stored
+        .iter()
+        .filter(|id| !seen.contains(*id))
+        .collect();
     assert!(
         lost.is_empty(),
         "{} of {} messages answered 200 are lost, e.g. {:?}",
@@ -102,13 +110,22 @@ pub(crate) async fn check_history(api: &Api, flood: &Flood) {
         flood.stored.len(),
         &lost[..lost.len().min(5)]
     );
-    let kept: Vec<&String> = flood.refused.iter().filter(|id| seen.contains(*id)).collect();
-    assert!(kept.is_empty(), "messages answered 507 were stored: {kept:?}");
+    let kept: Vec<&String> = flood
+        .refused
+        .iter()
+        .filter(|id| seen.contains(*id))
+        .collect();
+    assert!(
+        kept.is_empty(),
+        "messages answered 507 were stored: {kept:?}"
+    );
 }
 
 /// `/readyz`'s status and body.
 pub(crate) async fn readiness(api: &Api) -> (u16, Value) {
-    api.call(Method::GET, "/readyz", None).await.expect("/readyz answers")
+    api.call(Method::GET, "/readyz", None)
+        .await
+        .expect("/readyz answers")
 }
 
 /// The metrics text.
@@ -165,8 +182,15 @@ async fn a_full_data_directory_answers_507_and_takes_writes_again_once_space_is_
         metric(&text, "switchboard_store_faults_total{kind=\"no_space\"}").is_some_and(|n| n > 0.0),
         "{text}"
     );
-    assert_eq!(metric(&text, "switchboard_store_failing"), Some(1.0), "{text}");
-    assert!(metric(&text, "switchboard_store_free_bytes").is_some(), "{text}");
+    assert_eq!(
+        metric(&text, "switchboard_store_failing"),
+        Some(1.0),
+        "{text}"
+    );
+    assert!(
+        metric(&text, "switchboard_store_free_bytes").is_some(),
+        "{text}"
+    );
     // An upload is refused before a byte of it is stored.
     let up = api
         .http()
@@ -200,7 +224,11 @@ async fn a_full_data_directory_answers_507_and_takes_writes_again_once_space_is_
     assert_eq!(after["message_id"], "DISKBACK");
     flood.stored.push("DISKBACK".into());
     let text = metrics(&api).await;
-    assert_eq!(metric(&text, "switchboard_store_failing"), Some(0.0), "{text}");
+    assert_eq!(
+        metric(&text, "switchboard_store_failing"),
+        Some(0.0),
+        "{text}"
+    );
     check_history(&api, &flood).await;
     assert!(rig.log().contains("the store recovered"), "{}", rig.log());
     drop(rig);

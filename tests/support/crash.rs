@@ -124,7 +124,13 @@ impl Rig {
         extra: &[(&str, &str)],
         data_dir: &Path,
     ) -> Rig {
-        Self::start_on(binary, intervals, extra, DataDir::Given(data_dir.to_owned())).await
+        Self::start_on(
+            binary,
+            intervals,
+            extra,
+            DataDir::Given(data_dir.to_owned()),
+        )
+        .await
     }
 
     async fn start_on(

@@ -12,10 +12,10 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::domain::send::FieldError;
+use crate::domain::storage_fault::StorageFault;
 use switchboard_runtime::network::NetworkError;
 use switchboard_runtime::sessions::SessionError;
 use switchboard_runtime::store::StoreError;
-use crate::domain::storage_fault::StorageFault;
 
 /// An error answer of the API.
 #[derive(Debug, Clone)]
@@ -150,7 +150,10 @@ impl ApiError {
             StorageFault::NoSpace => StatusCode::INSUFFICIENT_STORAGE,
             StorageFault::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
         };
-        tracing::warn!(kind = fault.as_str(), "a request was refused for a storage fault");
+        tracing::warn!(
+            kind = fault.as_str(),
+            "a request was refused for a storage fault"
+        );
         Self::new(status, fault.code(), message)
     }
 }

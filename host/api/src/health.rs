@@ -145,8 +145,16 @@ async fn livez() -> Json<Live> {
 fn checks(state: &AppState) -> Vec<(ReadyCheck, bool)> {
     // A store failing with a storage fault is down until it is reopened,
     // even where a read could still be answered from its cache.
+    // Under its free-space floor the store is as good as full: a reopen
+    // that worked does not make a full disk ready again.
     let store = match (state.store.status(), state.store.schema_version()) {
-        (StoreStatus::Ok, Ok(_)) => true,
+        (StoreStatus::Ok, Ok(_)) => match state.store.check_free_space() {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!(error = %e, "readiness: the store is under its free-space floor");
+                false
+            }
+        },
         (StoreStatus::Failing(fault), _) => {
             tracing::warn!(kind = fault.as_str(), "readiness: the store is failing");
             false

@@ -66,7 +66,8 @@ impl DbHandle {
         let current = self.current.load();
         match current.as_ref() {
             Some(c) if Arc::ptr_eq(c, db) => {
-                self.current.compare_and_swap(&current, None::<Arc<Database>>);
+                self.current
+                    .compare_and_swap(&current, None::<Arc<Database>>);
                 self.health.fault(fault, &e);
             }
             // Already closed: one more operation the fault refused.

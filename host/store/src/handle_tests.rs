@@ -73,14 +73,8 @@ fn store_on_disk(dir: &std::path::Path) -> (Store, Arc<AtomicBool>) {
         reopen_backoff_max: Duration::from_millis(5),
         min_free_bytes: 0,
     };
-    let store = Store::with_database(
-        db,
-        Box::new(open),
-        dir,
-        &dir.join(crate::DB_FILE),
-        options,
-    )
-    .unwrap();
+    let store =
+        Store::with_database(db, Box::new(open), dir, &dir.join(crate::DB_FILE), options).unwrap();
     (store, full)
 }
 
@@ -122,7 +116,11 @@ async fn a_store_that_met_a_full_disk_reopens_itself_and_takes_writes_once_space
     assert_eq!(e.fault(), Some(StorageFault::NoSpace), "{e}");
     assert_eq!(store.status(), StoreStatus::Failing(StorageFault::NoSpace));
     let e = put(&store, 3).await.unwrap_err();
-    assert_eq!(e.fault(), Some(StorageFault::NoSpace), "refused while full: {e}");
+    assert_eq!(
+        e.fault(),
+        Some(StorageFault::NoSpace),
+        "refused while full: {e}"
+    );
     assert_eq!(
         store.check_free_space().unwrap_err().fault(),
         Some(StorageFault::NoSpace),
@@ -134,7 +132,11 @@ async fn a_store_that_met_a_full_disk_reopens_itself_and_takes_writes_once_space
     put(&store, 4).await.unwrap();
     assert_eq!(get(&store, 1), Some(1), "what was stored before is kept");
     assert_eq!(get(&store, 4), Some(4));
-    assert_eq!((get(&store, 2), get(&store, 3)), (None, None), "nothing failed is stored");
+    assert_eq!(
+        (get(&store, 2), get(&store, 3)),
+        (None, None),
+        "nothing failed is stored"
+    );
 
     let mut registry = prometheus_client::registry::Registry::default();
     store.register_metrics(&mut registry);
@@ -242,7 +244,11 @@ async fn an_error_met_on_a_database_a_fault_closed_does_not_close_the_fresh_one(
     let (store, full) = store_on_disk(dir.path());
     let old = store.db.current().unwrap();
     full.store(true, Ordering::SeqCst);
-    assert!(store.write(|tx| Ok(tx.open_table(T)?.insert(1, 1).map(|_| ())?)).is_err());
+    assert!(
+        store
+            .write(|tx| Ok(tx.open_table(T)?.insert(1, 1).map(|_| ())?))
+            .is_err()
+    );
     full.store(false, Ordering::SeqCst);
     until_ok(&store).await;
     // An error met on the database the fault closed is not the fresh one's.

@@ -39,8 +39,8 @@ use serde::de::DeserializeOwned;
 use crate::domain::storage_fault::StorageFault;
 
 pub use chats::ChatPage;
-pub use health::{StorageEpisode, StoreStatus, free_bytes};
 pub use event_log::{EventLogBounds, EventWrite, LoggedEvent, PreparedEvent};
+pub use health::{StorageEpisode, StoreStatus, free_bytes};
 pub use outbox::{NewDelivery, OutboxKey, OutboxRow};
 pub use scheduled::{DueEntry, DueHeads};
 pub use sim::{OutboxEntry, SimUser};

@@ -190,7 +190,10 @@ fn settle(session_id: &str, owed: &mut Owed, result: StoreResult<()>) -> Option<
     let e = result.err()?;
     tracing::error!(session = %session_id, error = %e, "could not store an event");
     if let Some(receipt) = &owed.receipt {
-        receipt.fail_with(e.fault(), format!("could not store an inbound message: {e}"));
+        receipt.fail_with(
+            e.fault(),
+            format!("could not store an inbound message: {e}"),
+        );
     }
     owed.key.take()
 }
