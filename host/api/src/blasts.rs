@@ -275,8 +275,10 @@ async fn create(
         crate::media::check_media_id(&state, &id, "body.media_id", media_id).await?;
     }
     // So is a media URL: one that leads inward is refused before any job.
-    if matches!(req.endpoint.as_str(), "image" | "video" | "audio" | "document")
-        && let Some(url) = req.body.get("url").and_then(serde_json::Value::as_str)
+    if matches!(
+        req.endpoint.as_str(),
+        "image" | "video" | "audio" | "document"
+    ) && let Some(url) = req.body.get("url").and_then(serde_json::Value::as_str)
         && state.sessions.exists(&id)
     {
         state.send.check_media_url(url).await?;

@@ -108,15 +108,17 @@ impl Fetcher {
             .header(USER_AGENT, AGENT)
             .body(Empty::new())
             .map_err(|e| FetchError::Invalid(format!("is not a valid URL: {e}")))?;
-        let response = self.client.request(request).await.map_err(|e| {
-            match Blocked::find(&e) {
+        let response = self
+            .client
+            .request(request)
+            .await
+            .map_err(|e| match Blocked::find(&e) {
                 Some(blocked) => FetchError::Blocked(blocked.clone()),
                 None => {
                     tracing::debug!(error = ?e, "a media URL could not be fetched");
                     FetchError::Unreachable
                 }
-            }
-        })?;
+            })?;
         let status = response.status();
         if !status.is_success() {
             return Err(FetchError::Status(status));
@@ -257,12 +259,18 @@ mod tests {
     async fn a_loopback_literal_is_refused_without_a_request_unless_private_addresses_are_allowed()
     {
         let listener = Listener::start(ok(b"media")).await;
-        let e = fetcher(false, None).get(&listener.url(), 1024).await.unwrap_err();
+        let e = fetcher(false, None)
+            .get(&listener.url(), 1024)
+            .await
+            .unwrap_err();
         assert!(matches!(e, FetchError::Blocked(_)), "{e:?}");
         assert!(e.to_string().contains("MEDIA_URL_ALLOW_PRIVATE"), "{e}");
         assert_eq!(listener.reached(), 0, "the listener was reached");
 
-        let bytes = fetcher(true, None).get(&listener.url(), 1024).await.unwrap();
+        let bytes = fetcher(true, None)
+            .get(&listener.url(), 1024)
+            .await
+            .unwrap();
         assert_eq!(bytes, b"media");
         assert_eq!(listener.reached(), 1);
     }
@@ -279,7 +287,8 @@ mod tests {
             .await
             .unwrap_err();
         assert!(
-            e.to_string().contains("resolves only to internal addresses (127.0.0.1)"),
+            e.to_string()
+                .contains("resolves only to internal addresses (127.0.0.1)"),
             "{e}"
         );
         assert_eq!(listener.reached(), 0, "the listener was reached");
@@ -330,7 +339,11 @@ mod tests {
 
         let exact = Listener::start(ok(&[1u8; 1024])).await;
         assert_eq!(
-            fetcher(true, None).get(&exact.url(), 1024).await.unwrap().len(),
+            fetcher(true, None)
+                .get(&exact.url(), 1024)
+                .await
+                .unwrap()
+                .len(),
             1024,
             "an answer of exactly the limit is taken"
         );
@@ -349,7 +362,11 @@ mod tests {
             .await
             .unwrap_err();
         let timed_out = quick.get(&silent.url(), 1024).await.unwrap_err();
-        assert_eq!(silent.reached(), 1, "the silent listener took the connection");
+        assert_eq!(
+            silent.reached(),
+            1,
+            "the silent listener took the connection"
+        );
         assert_eq!(refused, FetchError::Unreachable);
         assert_eq!(refused.to_string(), timed_out.to_string());
         assert_eq!(refused.to_string(), "could not fetch the media URL");

@@ -209,10 +209,16 @@ mod tests {
         let guard = Guard::new(false, OPENER).with_hosts(Some(hosts.clone()));
         let mixed = guard.addresses("mixed.example.com", 80).await.unwrap();
         assert_eq!(mixed, [SocketAddr::new(ip("93.184.216.34"), 80)]);
-        let err = guard.addresses("metadata.example.com", 80).await.unwrap_err();
+        let err = guard
+            .addresses("metadata.example.com", 80)
+            .await
+            .unwrap_err();
         let blocked = Blocked::find(err.as_ref()).expect("refused as blocked");
         assert!(blocked.message().contains("169.254.169.254"), "{blocked}");
-        assert!(blocked.message().contains("TEST_ALLOW_PRIVATE"), "{blocked}");
+        assert!(
+            blocked.message().contains("TEST_ALLOW_PRIVATE"),
+            "{blocked}"
+        );
 
         let open = Guard::new(true, OPENER).with_hosts(Some(hosts));
         assert_eq!(
@@ -232,7 +238,11 @@ mod tests {
         }
         assert!(guard.check_literal(Some("93.184.216.34")).is_ok());
         assert!(guard.check_literal(Some("example.com")).is_ok());
-        assert!(Guard::new(true, OPENER).check_literal(Some("127.0.0.1")).is_ok());
+        assert!(
+            Guard::new(true, OPENER)
+                .check_literal(Some("127.0.0.1"))
+                .is_ok()
+        );
     }
 
     #[tokio::test]

@@ -95,7 +95,10 @@ mod tests {
     #[test]
     fn a_sequence_is_answered_in_order_and_its_last_answer_stays() {
         let hosts = StaticHosts::new();
-        hosts.set_sequence("Rebind.Example.com", [vec![ip("1.1.1.1")], vec![ip("127.0.0.1")]]);
+        hosts.set_sequence(
+            "Rebind.Example.com",
+            [vec![ip("1.1.1.1")], vec![ip("127.0.0.1")]],
+        );
         assert_eq!(hosts.get("rebind.example.com"), Some(vec![ip("1.1.1.1")]));
         assert_eq!(hosts.get("rebind.example.com"), Some(vec![ip("127.0.0.1")]));
         assert_eq!(hosts.get("rebind.example.com"), Some(vec![ip("127.0.0.1")]));

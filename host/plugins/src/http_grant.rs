@@ -201,8 +201,7 @@ mod tests {
         // changes between a check and a connection); a listener on each
         // address, same port.
         let (first, first_reached) = counting("127.0.0.1:0".parse().unwrap()).await;
-        let (_, second_reached) =
-            counting(SocketAddr::new(ip("127.0.0.2"), first.port())).await;
+        let (_, second_reached) = counting(SocketAddr::new(ip("127.0.0.2"), first.port())).await;
         let hosts = StaticHosts::new();
         hosts.set_sequence(
             "bots.example.com",
@@ -231,10 +230,7 @@ mod tests {
     async fn a_name_that_resolves_inward_is_refused_unless_the_grant_allows_it() {
         let (addr, reached) = counting("127.0.0.1:0".parse().unwrap()).await;
         let hosts = StaticHosts::new();
-        hosts.set_sequence(
-            "bots.example.com",
-            [vec![ip("127.0.0.1")]],
-        );
+        hosts.set_sequence("bots.example.com", [vec![ip("127.0.0.1")]]);
         for scheme in ["http", "https"] {
             let url = format!("{scheme}://bots.example.com:{}/bot", addr.port());
             let Err(e) = send(
@@ -255,6 +251,10 @@ mod tests {
                 "{e}"
             );
         }
-        assert_eq!(reached.load(Ordering::SeqCst), 0, "the listener was reached");
+        assert_eq!(
+            reached.load(Ordering::SeqCst),
+            0,
+            "the listener was reached"
+        );
     }
 }

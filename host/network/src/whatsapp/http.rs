@@ -259,7 +259,10 @@ mod tests {
             "https://localhost/x",
         ] {
             let why = check_whatsapp_url(bad).expect_err(bad);
-            assert!(!why.contains("auth=A"), "the refusal hides the query: {why}");
+            assert!(
+                !why.contains("auth=A"),
+                "the refusal hides the query: {why}"
+            );
         }
     }
 

@@ -27,8 +27,8 @@ use crate::domain::send::{
 };
 use crate::media_store::MediaStore;
 use crate::store::Store;
-use switchboard_egress::MediaUrlConfig;
 use crate::{NetworkError, SendReceipt};
+use switchboard_egress::MediaUrlConfig;
 
 /// Length of a poll's `message_secret`, from which voters derive the key
 /// that encrypts their votes.

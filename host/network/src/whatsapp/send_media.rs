@@ -61,9 +61,7 @@ pub(super) async fn upload(
     let bytes = match source {
         MediaSource::Data(d) => d.clone(),
         MediaSource::Url(url) => fetch(stores.media_urls, url, size_limit(&kind)).await?,
-        MediaSource::Stored(id) => {
-            stored(stores.media, session_id, id, size_limit(&kind)).await?
-        }
+        MediaSource::Stored(id) => stored(stores.media, session_id, id, size_limit(&kind)).await?,
     };
     client
         .upload(bytes, kind, UploadOptions::default())
@@ -127,7 +125,9 @@ fn size_limit(kind: &MediaType) -> usize {
 /// bytes. Everything the fetch refuses or cannot reach will not change on
 /// a retry of the same send: `Rejected`.
 async fn fetch(config: &MediaUrlConfig, url: &str, limit: usize) -> Result<Vec<u8>, NetworkError> {
-    let fetcher = config.fetcher().map_err(|e| NetworkError::Failed(e.to_string()))?;
+    let fetcher = config
+        .fetcher()
+        .map_err(|e| NetworkError::Failed(e.to_string()))?;
     fetcher.get(url, limit).await.map_err(|e| match e {
         // A server error may pass; nothing else about the URL will.
         FetchError::Status(s) if s.is_server_error() => NetworkError::Failed(e.to_string()),
