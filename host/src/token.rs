@@ -144,7 +144,7 @@ mod tests {
     #[test]
     fn a_token_shorter_than_sixteen_characters_is_refused_saying_how_to_set_one() {
         let dir = tempfile::tempdir().unwrap();
-        let e = resolve(Some("  fifteen-chars!  "), dir.path()).unwrap_err();
+        let e = resolve(Some("  fifteen-chars!!  "), dir.path()).unwrap_err();
         assert!(
             matches!(e, TokenError::ConfiguredTooShort { chars: 15 }),
             "{e:?}"
