@@ -249,6 +249,10 @@ pub struct ServeArgs {
     /// it the oldest go to the dead-letter queue with the reason `backlog_full`.
     #[arg(long, env = "WEBHOOK_BACKLOG_LIMIT", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub webhook_backlog_limit: u64,
+    /// Webhooks one session may have; registering one more is refused (409
+    /// `webhook_limit_reached`).
+    #[arg(long, env = "MAX_WEBHOOKS_PER_SESSION", default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_webhooks_per_session: u64,
     /// Most recorded events kept for event streams that resume (`Last-Event-ID`);
     /// 0 keeps none.
     #[arg(long, env = "EVENT_RETENTION_COUNT", default_value_t = 100_000)]
@@ -509,6 +513,8 @@ impl ServeArgs {
                 timeout: self.webhook_timeout_secs,
                 allow_private: self.webhook_allow_private,
                 backlog_limit: usize::try_from(self.webhook_backlog_limit).unwrap_or(usize::MAX),
+                max_per_session: usize::try_from(self.max_webhooks_per_session)
+                    .unwrap_or(usize::MAX),
                 ..WebhookConfig::default()
             },
             event_log: EventLogConfig {
