@@ -290,6 +290,10 @@ pub struct ServeArgs {
     /// (more than zero).
     #[arg(long, env = "MEDIA_URL_TIMEOUT_SECS", default_value = "20", value_parser = parse_positive_secs)]
     pub media_url_timeout_secs: std::time::Duration,
+    /// Webhooks one session may have; registering one more is refused (409
+    /// `webhook_limit_reached`).
+    #[arg(long, env = "MAX_WEBHOOKS_PER_SESSION", default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_webhooks_per_session: u64,
     /// Most recorded events kept for event streams that resume (`Last-Event-ID`);
     /// 0 keeps none.
     #[arg(long, env = "EVENT_RETENTION_COUNT", default_value_t = 100_000)]
@@ -622,6 +626,8 @@ impl ServeArgs {
                 timeout: self.webhook_timeout_secs,
                 allow_private: self.webhook_allow_private,
                 backlog_limit: usize::try_from(self.webhook_backlog_limit).unwrap_or(usize::MAX),
+                max_per_session: usize::try_from(self.max_webhooks_per_session)
+                    .unwrap_or(usize::MAX),
                 ..WebhookConfig::default()
             },
             event_log: EventLogConfig {

@@ -137,6 +137,17 @@ impl TestServer {
             .expect("this build has the whatsapp backend")
     }
 
+    /// The running gateway's parts, for what no route can reach (a race made
+    /// deterministic by calling the part the route calls, in the order the
+    /// race would).
+    pub fn services(&self) -> &switchboard::api::AppState {
+        self.running
+            .as_ref()
+            .expect("the server is running")
+            .gateway()
+            .state()
+    }
+
     /// Stops the server gracefully and starts it again on the same data directory.
     pub async fn restart(&mut self) {
         self.stop_running().await;

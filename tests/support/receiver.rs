@@ -91,6 +91,9 @@ impl Received {
 
 struct Book {
     default: Respond,
+    /// When set, a request whose v2 signature does not verify with it is
+    /// answered 401, as a receiver that checks signatures answers.
+    secret: Option<String>,
     queue: VecDeque<Respond>,
     received: Vec<Received>,
     unanswered: usize,
@@ -134,6 +137,7 @@ impl TestReceiver {
         let shared = Arc::new(Shared {
             book: Mutex::new(Book {
                 default: Respond::Ok,
+                secret: None,
                 queue: VecDeque::new(),
                 received: Vec::new(),
                 unanswered: 0,
@@ -155,6 +159,13 @@ impl TestReceiver {
     /// Answers every later request this way (after any queued one-shot answers).
     pub fn set(&self, respond: Respond) {
         self.shared.book().default = respond;
+    }
+
+    /// Answers 401 to every later request whose v2 signature does not verify
+    /// with `secret` (unsigned ones too), as a receiver that checks
+    /// signatures does; the others are answered as set.
+    pub fn require_signature(&self, secret: &str) {
+        self.shared.book().secret = Some(secret.to_owned());
     }
 
     /// Queues one-shot answers used in order before the default, e.g. `[500, 500, 200]`.
@@ -227,15 +238,24 @@ async fn record(
         let mut book = shared.book();
         let unanswered_before = book.unanswered;
         book.unanswered += 1;
-        book.received.push(Received {
+        let got = Received {
             method: method.as_str().to_owned(),
             path: uri.path().to_owned(),
             headers: names,
             body: body.to_vec(),
             at: Instant::now(),
             unanswered_before,
-        });
-        book.queue.pop_front().unwrap_or(book.default)
+        };
+        let forged = book
+            .secret
+            .as_deref()
+            .is_some_and(|secret| !verify_v2(secret, &got));
+        book.received.push(got);
+        if forged {
+            Respond::Status(401)
+        } else {
+            book.queue.pop_front().unwrap_or(book.default)
+        }
     };
     let _answered = Unanswered(shared.clone());
     match answer {

@@ -355,7 +355,7 @@ async fn status(
         .diagnostics(&id)
         .into_iter()
         .map(|(url, h)| {
-            let backlog = state.webhooks.backlog(&url);
+            let backlog = state.webhooks.backlog(&id, &url);
             WebhookHealth {
                 circuit_open: h.circuit_open,
                 consecutive_failures: h.consecutive_failures,
@@ -398,6 +398,9 @@ async fn delete(
     state.webhooks.forget_session(&id);
     state.events.forget_session(&id);
     state.sessions.delete(&id).await?;
+    // Again now the rows are gone: a registration that stored its webhook
+    // before the cascade leaves nothing in memory either.
+    state.webhooks.forget_session(&id);
     // A later session of this id may be another tenant's: no token keeps it.
     state.tokens.remove_session(&id)?;
     Ok(Json(SuccessMessage {

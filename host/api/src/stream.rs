@@ -14,7 +14,10 @@
 //! the log cannot (it is off or pruned) does it get `lagged`. Streams end
 //! when the gateway stops. A token limited to some sessions gets their
 //! envelopes only, and its stream ends when the token is revoked or
-//! expires.
+//! expires, or when its sessions change (one of them is deleted, or it
+//! creates one): the stream holds the set it opened with, so a session
+//! recreated under a deleted id, perhaps by another tenant, never reaches
+//! it.
 
 use std::collections::HashSet;
 use std::convert::Infallible;
@@ -191,8 +194,15 @@ async fn stream_events(
     // The stream ends with the gateway, or with the token that opened it.
     let stop = state.shutdown.child_token();
     if let Principal::Token(t) = &principal {
-        filter.allowed = Some(t.sessions.clone());
-        if let SessionSet::Only(ids) = &t.sessions {
+        // Watched before the token's sessions are read: a change of them
+        // after this read ends the stream, and one before it is what is read.
+        let revoked = state.tokens.ended(&t.id);
+        let sessions = state
+            .tokens
+            .get(&t.id)
+            .map_or_else(|| t.sessions.clone(), |now| now.sessions);
+        filter.allowed = Some(sessions.clone());
+        if let SessionSet::Only(ids) = &sessions {
             let created = ids
                 .iter()
                 .filter_map(|id| {
@@ -202,7 +212,6 @@ async fn stream_events(
                 .collect();
             filter.since = Some((created, state.events.last_seq()));
         }
-        let revoked = state.tokens.ended(&t.id);
         let expires = t
             .expires_at
             .map(|at| Duration::from_secs(u64::try_from(at - unix_now()).unwrap_or(0)));

@@ -300,11 +300,12 @@ async fn register(
     ApiPath(SessionPath { id }): ApiPath<SessionPath>,
     ApiJson(body): ApiJson<RegisterIn>,
 ) -> ApiResult<(StatusCode, Json<WebhookCreated>)> {
-    known_session(&state, &id)?;
+    let incarnation = state.sessions.get(&id)?.record.incarnation;
     let hook = state
         .webhooks
         .register(
             &id,
+            incarnation,
             NewWebhook {
                 url: body.url,
                 events: body.events,
@@ -566,6 +567,8 @@ impl From<switchboard_runtime::webhooks::WebhookError> for ApiError {
             W::NotFound(_) => ApiError::not_found("webhook_not_found", msg),
             W::DlqNotFound(_) => ApiError::not_found("dlq_entry_not_found", msg),
             W::CircuitOpen(_) => ApiError::bad_request("circuit_open", msg),
+            W::SessionGone(_) => ApiError::not_found("session_not_found", msg),
+            W::TooMany { .. } => ApiError::conflict("webhook_limit_reached", msg),
             W::Store(s) => s.into(),
         }
     }

@@ -91,6 +91,13 @@ pub struct SessionRecord {
     /// Skip message-history sync when a new device connects.
     #[serde(default)]
     pub skip_history_sync: bool,
+    /// Which session of this id this is: a number the store gives each time
+    /// a session is created (never reused), so whatever is written for a
+    /// deleted session (an intake still running, a registration under way)
+    /// is refused rather than read by a later session of the same id.
+    /// Records from before it was kept read as 0.
+    #[serde(default)]
+    pub incarnation: u64,
 }
 
 fn default_true() -> bool {
@@ -116,6 +123,7 @@ impl SessionRecord {
             want_connected: false,
             auto_reconnect: true,
             skip_history_sync: false,
+            incarnation: 0,
         }
     }
 }

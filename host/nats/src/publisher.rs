@@ -378,6 +378,7 @@ impl Outbox for Nats {
         for d in deliveries {
             lane.push(Pending {
                 key: OutboxKey {
+                    session_id: d.delivery.session_id.clone(),
                     url: d.delivery.url.clone(),
                     seq,
                     delivery_id: d.delivery.delivery_id.clone(),

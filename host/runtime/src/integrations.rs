@@ -406,6 +406,7 @@ impl Outbox for IntegrationOutbox {
         for d in deliveries {
             self.owe(Owed {
                 key: OutboxKey {
+                    session_id: d.delivery.session_id.clone(),
                     url: d.delivery.url.clone(),
                     seq,
                     delivery_id: d.delivery.delivery_id.clone(),

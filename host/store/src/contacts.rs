@@ -9,13 +9,15 @@ use crate::domain::contact::{ContactSource, Observation, StoredContact, merge};
 
 impl Store {
     /// Merges observations into a session's directory in one transaction
-    /// (see [`merge`]); returns how many contacts changed.
+    /// (see [`merge`]), for its `incarnation` only when given (nothing is
+    /// written for another); returns how many contacts changed.
     pub fn observe_contacts(
         &self,
         session_id: &str,
         observations: &[Observation],
         source: ContactSource,
         now: &str,
+        incarnation: Option<u64>,
     ) -> StoreResult<usize> {
         if observations.is_empty() {
             return Ok(0);
@@ -49,6 +51,9 @@ impl Store {
             return Ok(0);
         }
         let written = self.write(|tx| {
+            if !super::sessions::owned_in(tx, session_id, incarnation)? {
+                return Ok(0);
+            }
             let mut t = tx.open_table(CONTACTS)?;
             let mut changed = 0;
             for obs in observations {
@@ -100,9 +105,15 @@ impl Store {
         })
     }
 
-    /// Empties a session's directory (a fresh pair starts with none).
-    pub fn clear_contacts(&self, session_id: &str) -> StoreResult<()> {
-        let cleared = self.write(|tx| delete_session_contacts(tx, session_id));
+    /// Empties a session's directory (a fresh pair starts with none), of
+    /// its `incarnation` only when given.
+    pub fn clear_contacts(&self, session_id: &str, incarnation: Option<u64>) -> StoreResult<()> {
+        let cleared = self.write(|tx| {
+            if !super::sessions::owned_in(tx, session_id, incarnation)? {
+                return Ok(());
+            }
+            delete_session_contacts(tx, session_id)
+        });
         self.contact_memo.changed();
         cleared
     }
@@ -135,19 +146,19 @@ mod tests {
         let t = "2026-01-01 00:00:00";
         assert_eq!(
             store
-                .observe_contacts("a", &obs, ContactSource::PushName, t)
+                .observe_contacts("a", &obs, ContactSource::PushName, t, None)
                 .unwrap(),
             2
         );
         assert_eq!(
             store
-                .observe_contacts("a", &obs, ContactSource::Message, t)
+                .observe_contacts("a", &obs, ContactSource::Message, t, None)
                 .unwrap(),
             0,
             "nothing changed"
         );
         store
-            .observe_contacts("ab", &obs[..1], ContactSource::PushName, t)
+            .observe_contacts("ab", &obs[..1], ContactSource::PushName, t, None)
             .unwrap();
         let listed = store.list_contacts("a", |_| true).unwrap();
         let phones: Vec<_> = listed.iter().map(|c| c.phone.as_str()).collect();
@@ -156,7 +167,7 @@ mod tests {
         store.delete_session("a").unwrap();
         assert!(store.list_contacts("a", |_| true).unwrap().is_empty());
         assert_eq!(store.list_contacts("ab", |_| true).unwrap().len(), 1);
-        store.clear_contacts("ab").unwrap();
+        store.clear_contacts("ab", None).unwrap();
         assert!(store.get_contact("ab", &obs[0].jid).unwrap().is_none());
     }
 
@@ -170,7 +181,13 @@ mod tests {
         let t = "2026-01-01 00:00:00";
         let observe = |o: &Observation| {
             store
-                .observe_contacts("a", std::slice::from_ref(o), ContactSource::Message, t)
+                .observe_contacts(
+                    "a",
+                    std::slice::from_ref(o),
+                    ContactSource::Message,
+                    t,
+                    None,
+                )
                 .unwrap()
         };
         let bo = named("15550000002", "Bo");
@@ -189,7 +206,7 @@ mod tests {
             Some("Bo")
         );
         // A cleared directory learns the contact again.
-        store.clear_contacts("a").unwrap();
+        store.clear_contacts("a", None).unwrap();
         assert_eq!(observe(&bo), 1);
         assert_eq!(observe(&bo), 0);
         // As does a session deleted and made again under the same id.

@@ -21,7 +21,7 @@ use super::outbox::{
 };
 use super::tables::{
     EVENT_COUNT_KEY, EVENT_LOG, EVENT_PRUNED_KEY, EVENT_SEQ_KEY, MESSAGE_SEQ_KEY, MESSAGES, META,
-    opened,
+    SESSION_INCARNATIONS, opened,
 };
 use super::{Store, StoreError, StoreResult};
 use crate::domain::chat::BodyFacts;
@@ -52,6 +52,13 @@ pub struct EventWrite {
     pub backlog_limit: usize,
     /// Dead-letter entries kept per session.
     pub dlq_capacity: usize,
+    /// The session and its incarnation the event was written for, when the
+    /// writer knows it (a session's intake): the write is refused, whole,
+    /// in its transaction, when that session is no longer the live one.
+    pub owner: Option<(String, u64)>,
+    /// Set on the write handed back: it was refused (see `owner`), and
+    /// nothing of it was written.
+    pub refused: bool,
 }
 
 /// A logged envelope read back.
@@ -230,12 +237,16 @@ impl PreparedEvent {
         } = self;
         rows.seq = seq;
         write.seq = seq;
+        let refused = rows.refused.clone();
         let job = EventJob {
             rows,
             removals: store.removals.clone(),
             out: Arc::new(Mutex::new(None)),
         };
-        store.write_event_then(job, move |r| then(write, r));
+        store.write_event_then(job, move |r| {
+            write.refused = refused.load(std::sync::atomic::Ordering::Acquire);
+            then(write, r)
+        });
     }
 }
 
@@ -286,6 +297,7 @@ pub(crate) struct EventTables<'t> {
     messages: Option<redb::Table<'t, (&'static str, u64), &'static [u8]>>,
     log: Option<redb::Table<'t, u64, &'static [u8]>>,
     outbox: Option<OutboxTables<'t>>,
+    incarnations: Option<redb::Table<'t, &'static str, u64>>,
     chats: ChatIndex<'t>,
 }
 
@@ -322,6 +334,7 @@ impl<'t> EventTables<'t> {
             messages: None,
             log: None,
             outbox: None,
+            incarnations: None,
             chats: ChatIndex::new(tx),
         }
     }
@@ -351,6 +364,10 @@ impl<'t> EventTables<'t> {
         opened(&mut self.messages, self.tx, MESSAGES)
     }
 
+    fn incarnations(&mut self) -> StoreResult<&mut redb::Table<'t, &'static str, u64>> {
+        opened(&mut self.incarnations, self.tx, SESSION_INCARNATIONS)
+    }
+
     fn log(&mut self) -> StoreResult<&mut redb::Table<'t, u64, &'static [u8]>> {
         opened(&mut self.log, self.tx, EVENT_LOG)
     }
@@ -376,6 +393,7 @@ impl<'t> EventTables<'t> {
         self.meta = None;
         self.messages = None;
         self.log = None;
+        self.incarnations = None;
         Ok(())
     }
 
@@ -398,9 +416,12 @@ struct Prepared {
     message: Option<(MessageRecord, Vec<u8>, BodyFacts)>,
     logged: Option<Vec<u8>>,
     log_limit: u64,
-    deliveries: Vec<(String, String, Vec<u8>)>,
+    deliveries: Vec<(String, String, String, Vec<u8>)>,
     backlog_limit: usize,
     dlq_capacity: usize,
+    owner: Option<(String, u64)>,
+    /// Whether the last run refused the write (its owner not live).
+    refused: Arc<std::sync::atomic::AtomicBool>,
 }
 
 fn prepare(w: &mut EventWrite) -> StoreResult<Prepared> {
@@ -436,6 +457,7 @@ fn prepare(w: &mut EventWrite) -> StoreResult<Prepared> {
                 RowPayload::Inline(&d.payload)
             };
             Ok((
+                d.delivery.session_id.clone(),
                 d.delivery.url.clone(),
                 d.delivery.delivery_id.clone(),
                 encode_row(&d.delivery, payload)?,
@@ -451,6 +473,8 @@ fn prepare(w: &mut EventWrite) -> StoreResult<Prepared> {
         deliveries,
         backlog_limit: w.backlog_limit,
         dlq_capacity: w.dlq_capacity,
+        owner: w.owner.clone(),
+        refused: Arc::default(),
     })
 }
 
@@ -478,6 +502,26 @@ impl Prepared {
     /// The hot path of the whole gateway: every table it touches stays
     /// open for the next event (see [`EventTables`]).
     fn apply_event(&mut self, t: &mut EventTables<'_>) -> StoreResult<Vec<OutboxKey>> {
+        let owned = match &self.owner {
+            None => true,
+            Some((session, incarnation)) => {
+                crate::sessions::incarnation_in(&*t.incarnations()?, session)? == Some(*incarnation)
+            }
+        };
+        self.refused
+            .store(!owned, std::sync::atomic::Ordering::Release);
+        if !owned {
+            // Written for a deleted session (or one deleted and created
+            // again): nothing of it, but its number is kept, as it was given.
+            if self.seq > 0 && t.counter(Counter::EventSeq)? < self.seq {
+                t.set_counter(Counter::EventSeq, self.seq);
+            }
+            let taken = self.removals.as_deref().unwrap_or_default();
+            if !taken.is_empty() {
+                t.outbox()?.remove(taken)?;
+            }
+            return Ok(Vec::new());
+        }
         if let Some((record, bytes, facts)) = &self.message {
             let seq = t.counter(Counter::MessageSeq)? + 1;
             t.set_counter(Counter::MessageSeq, seq);
@@ -486,14 +530,17 @@ impl Prepared {
             t.chats.index_with(record, facts, seq)?;
         }
         let taken = self.removals.as_deref().unwrap_or_default();
+        // Every number given is kept, logged or not (the log off, no
+        // delivery owed): numbering resumes above it after a restart, so an
+        // event id is never given twice. A record-only write has none.
+        if self.seq > 0 && t.counter(Counter::EventSeq)? < self.seq {
+            t.set_counter(Counter::EventSeq, self.seq);
+        }
         if self.logged.is_none() && self.deliveries.is_empty() {
             if !taken.is_empty() {
                 t.outbox()?.remove(taken)?;
             }
             return Ok(Vec::new());
-        }
-        if t.counter(Counter::EventSeq)? < self.seq {
-            t.set_counter(Counter::EventSeq, self.seq);
         }
         if let Some(row) = &self.logged {
             t.log()?.insert(self.seq, row.as_slice())?;
@@ -512,10 +559,10 @@ impl Prepared {
             // Eviction opens the outbox, the log, the dead-letter queue and
             // the meta table itself.
             t.close()?;
-            for (url, n) in over {
+            for ((session, url), n) in over {
                 evicted.extend(evict_oldest(
                     t.tx,
-                    &url,
+                    (&session, &url),
                     n,
                     self.backlog_limit,
                     self.dlq_capacity,

@@ -48,6 +48,7 @@ pub use sim_account::{SimAddressEntry, SimTcToken};
 pub use sim_groups::{SimGroup, SimMember, SimTopic};
 use tables::{META, SCHEMA_VERSION_KEY};
 pub use timings::StoreTimings;
+pub use webhooks::WebhookInsert;
 
 /// The schema version this build writes. A file created by a newer build is
 /// refused at open; an older one is migrated (none exist yet).
@@ -60,7 +61,12 @@ pub use timings::StoreTimings;
 /// and learned lids by phone (indexed once at open from older files); a
 /// version 2 binary would write records without indexing them and delete
 /// sessions without their index rows, so it refuses the file.
-pub const SCHEMA_VERSION: u64 = 3;
+///
+/// 4: the outbox is keyed by session, then URL (each session's backlog for
+/// a URL its own), and each session has an incarnation; older files are
+/// moved to these at open, and a version 3 binary would find an empty
+/// outbox of its own, so it refuses the file.
+pub const SCHEMA_VERSION: u64 = 4;
 
 /// The database file name inside the data directory.
 pub const DB_FILE: &str = "switchboard.redb";
@@ -310,6 +316,7 @@ impl Store {
             }
             // Create every table up front so read transactions never meet a missing one.
             tx.open_table(tables::SESSIONS)?;
+            tx.open_table(tables::SESSION_INCARNATIONS)?;
             tx.open_table(tables::MESSAGES)?;
             tx.open_table(tables::CHATS)?;
             tx.open_table(tables::TOKENS)?;
@@ -343,6 +350,14 @@ impl Store {
             tx.open_table(tables::PLUGIN_BINDINGS)?;
             tx.open_table(tables::PLUGIN_KV)?;
             whatsapp::create_tables(&tx)?;
+        }
+        sessions::index_incarnations(&tx)?;
+        let moved = outbox::migrate_v1(&tx)?;
+        if moved > 0 {
+            tracing::info!(
+                deliveries = moved,
+                "pending deliveries moved to the outbox keyed by session and URL"
+            );
         }
         chats::index_existing(&tx)?;
         lid::index_existing(&tx)?;

@@ -34,12 +34,22 @@ pub(crate) fn index_existing(tx: &WriteTransaction) -> StoreResult<()> {
 
 impl Store {
     /// Remembers that `lid_user` (the part before `@lid`) is `phone` for this
-    /// session. Returns whether the mapping changed.
-    pub fn learn_lid(&self, session_id: &str, lid_user: &str, phone: &str) -> StoreResult<bool> {
+    /// session (for its `incarnation` only, when given: see
+    /// `SessionRecord::incarnation`). Returns whether the mapping changed.
+    pub fn learn_lid(
+        &self,
+        session_id: &str,
+        lid_user: &str,
+        phone: &str,
+        incarnation: Option<u64>,
+    ) -> StoreResult<bool> {
         if self.lid_phone(session_id, lid_user)?.as_deref() == Some(phone) {
             return Ok(false);
         }
         self.write(|tx| {
+            if !super::sessions::owned_in(tx, session_id, incarnation)? {
+                return Ok(false);
+            }
             let old = tx
                 .open_table(LID_MAP)?
                 .insert((session_id, lid_user), phone)?
@@ -89,9 +99,9 @@ mod tests {
         store
             .insert_session(&SessionRecord::new("a".into(), None, "sim".into(), None))
             .unwrap();
-        assert!(store.learn_lid("a", "777", "15550001111").unwrap());
+        assert!(store.learn_lid("a", "777", "15550001111", None).unwrap());
         assert!(
-            !store.learn_lid("a", "777", "15550001111").unwrap(),
+            !store.learn_lid("a", "777", "15550001111", None).unwrap(),
             "unchanged"
         );
         assert_eq!(
@@ -104,7 +114,7 @@ mod tests {
             Some("777")
         );
         assert_eq!(store.lid_of_phone("a", "15550002222").unwrap(), None);
-        assert!(store.learn_lid("a", "777", "15550002222").unwrap());
+        assert!(store.learn_lid("a", "777", "15550002222", None).unwrap());
         assert_eq!(
             store.lid_of_phone("a", "15550002222").unwrap().as_deref(),
             Some("777")

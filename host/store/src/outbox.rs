@@ -13,9 +13,12 @@
 //! payload into every row that still points at a row it removes
 //! ([`PayloadKeeper`]), so a delivery never outlives its payload.
 //!
-//! Each URL's backlog is bounded: past the limit, its oldest deliveries
-//! move to the dead-letter queue with the reason `backlog_full`, in the same
-//! transaction.
+//! Rows are keyed by session first, then URL: each session's backlog for a
+//! URL is bounded on its own (past the limit, its oldest deliveries move to
+//! the dead-letter queue with the reason `backlog_full`, in the same
+//! transaction), so a session that shares another's URL can neither fill
+//! nor empty the other's backlog. A store from before that (rows keyed by
+//! URL first) is moved into this table when opened ([`migrate_v1`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -23,7 +26,9 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use redb::{ReadableTable, WriteTransaction};
 
-use super::tables::{EVENT_LOG, WEBHOOK_OUTBOX, WEBHOOK_OUTBOX_DEPTH};
+use super::tables::{
+    EVENT_LOG, WEBHOOK_OUTBOX, WEBHOOK_OUTBOX_DEPTH, WEBHOOK_OUTBOX_DEPTH_V1, WEBHOOK_OUTBOX_V1,
+};
 use super::webhooks::push_dlq_in;
 use super::{Store, StoreError, StoreResult, decode, encode};
 use crate::domain::webhook::{DlqEntry, DlqReason, PendingDelivery};
@@ -31,6 +36,8 @@ use crate::domain::webhook::{DlqEntry, DlqReason, PendingDelivery};
 /// Where a delivery sits in the outbox.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct OutboxKey {
+    /// The session whose event it carries.
+    pub session_id: String,
     /// The destination.
     pub url: String,
     /// The sequence number of its event (or of its DLQ replay).
@@ -104,11 +111,21 @@ pub(crate) fn remove_rows(tx: &WriteTransaction, keys: &[OutboxKey]) -> StoreRes
 /// with every delivery added and every one removed, and writing it each
 /// time was two of the handful of B-tree operations an event costs.
 pub(crate) struct OutboxTables<'t> {
-    rows: redb::Table<'t, (&'static str, u64, &'static str), &'static [u8]>,
-    depth: redb::Table<'t, &'static str, u64>,
-    /// Depths read or changed, by URL, and whether each changed.
-    depths: HashMap<String, (u64, bool)>,
+    rows: redb::Table<'t, RowKey, &'static [u8]>,
+    depth: redb::Table<'t, (&'static str, &'static str), u64>,
+    /// Depths read or changed, by (session, URL), and whether each changed.
+    depths: HashMap<Lane, (u64, bool)>,
 }
+
+/// An outbox row's key: (session id, URL, sequence number, delivery id).
+type RowKey = (&'static str, &'static str, u64, &'static str);
+
+/// One session's deliveries to one URL: (session id, URL).
+pub(crate) type Lane = (String, String);
+
+/// The last string of a key range (no session id, URL or delivery id
+/// reaches it).
+const END: &str = "\u{10FFFF}";
 
 impl<'t> OutboxTables<'t> {
     /// Opens both tables in `tx`.
@@ -124,21 +141,26 @@ impl<'t> OutboxTables<'t> {
     /// tables without this loses those changes (as a failed transaction
     /// does anyway).
     pub(crate) fn close(mut self) -> StoreResult<()> {
-        for (url, (depth, changed)) in std::mem::take(&mut self.depths) {
+        for ((session, url), (depth, changed)) in std::mem::take(&mut self.depths) {
             if changed {
-                put_depth(&mut self.depth, &url, depth)?;
+                put_depth(&mut self.depth, &session, &url, depth)?;
             }
         }
         Ok(())
     }
 
-    /// Adds `by` (possibly negative) to a URL's depth; returns the new one.
-    fn bump(&mut self, url: &str, by: i64) -> StoreResult<u64> {
-        let entry = match self.depths.get_mut(url) {
+    /// Adds `by` (possibly negative) to a lane's depth; returns the new one.
+    fn bump(&mut self, session: &str, url: &str, by: i64) -> StoreResult<u64> {
+        let lane = (session.to_owned(), url.to_owned());
+        let entry = match self.depths.get_mut(&lane) {
             Some(e) => e,
             None => {
-                let now = self.depth.get(url)?.map(|v| v.value()).unwrap_or(0);
-                self.depths.entry(url.to_owned()).or_insert((now, false))
+                let now = self
+                    .depth
+                    .get((session, url))?
+                    .map(|v| v.value())
+                    .unwrap_or(0);
+                self.depths.entry(lane).or_insert((now, false))
             }
         };
         entry.0 = entry.0.saturating_add_signed(by);
@@ -155,55 +177,59 @@ impl<'t> OutboxTables<'t> {
     /// the root and one rebalance per row (those were about 6% of the
     /// store writer's time under load).
     pub(crate) fn remove(&mut self, keys: &[OutboxKey]) -> StoreResult<()> {
-        let mut by_url: HashMap<&str, Vec<(u64, &str)>> = HashMap::new();
+        let mut by_lane: HashMap<(&str, &str), Vec<(u64, &str)>> = HashMap::new();
         for key in keys {
-            by_url
-                .entry(key.url.as_str())
+            by_lane
+                .entry((key.session_id.as_str(), key.url.as_str()))
                 .or_default()
                 .push((key.seq, key.delivery_id.as_str()));
         }
-        for (url, mut going) in by_url {
+        for ((session, url), mut going) in by_lane {
             going.sort_unstable();
             going.dedup();
             let mut removed = 0i64;
             for stretch in stretches(&going) {
                 let (lo, hi) = (stretch[0], stretch[stretch.len() - 1]);
-                self.rows
-                    .retain_in((url, lo.0, lo.1)..=(url, hi.0, hi.1), |k, _| {
+                self.rows.retain_in(
+                    (session, url, lo.0, lo.1)..=(session, url, hi.0, hi.1),
+                    |k, _| {
                         let hit = stretch
-                            .binary_search_by(|p| p.0.cmp(&k.1).then_with(|| p.1.cmp(k.2)))
+                            .binary_search_by(|p| p.0.cmp(&k.2).then_with(|| p.1.cmp(k.3)))
                             .is_ok();
                         removed += i64::from(hit);
                         !hit
-                    })?;
+                    },
+                )?;
             }
             if removed != 0 {
-                self.bump(url, -removed)?;
+                self.bump(session, url, -removed)?;
             }
         }
         Ok(())
     }
 
-    /// Records the deliveries of the event `seq`; returns each URL now past
-    /// `backlog_limit` with how many deliveries it has beyond it (for
-    /// [`evict_oldest`], which the caller runs once these tables are
-    /// closed).
+    /// Records the deliveries of the event `seq` (each row: session id,
+    /// URL, delivery id, value); returns each lane now past `backlog_limit`
+    /// with how many deliveries it has beyond it (for [`evict_oldest`],
+    /// which the caller runs once these tables are closed).
     pub(crate) fn add(
         &mut self,
         seq: u64,
-        rows: &[(String, String, Vec<u8>)],
+        rows: &[(String, String, String, Vec<u8>)],
         backlog_limit: usize,
-    ) -> StoreResult<Vec<(String, u64)>> {
-        let mut over: Vec<(String, u64)> = Vec::new();
-        for (url, delivery_id, value) in rows {
-            self.rows
-                .insert((url.as_str(), seq, delivery_id.as_str()), value.as_slice())?;
-            let depth = self.bump(url, 1)?;
+    ) -> StoreResult<Vec<(Lane, u64)>> {
+        let mut over: Vec<(Lane, u64)> = Vec::new();
+        for (session, url, delivery_id, value) in rows {
+            self.rows.insert(
+                (session.as_str(), url.as_str(), seq, delivery_id.as_str()),
+                value.as_slice(),
+            )?;
+            let depth = self.bump(session, url, 1)?;
             let beyond = depth.saturating_sub(backlog_limit.max(1) as u64);
             if beyond > 0 {
-                match over.iter_mut().find(|(u, _)| u == url) {
+                match over.iter_mut().find(|((s, u), _)| s == session && u == url) {
                     Some((_, n)) => *n = beyond,
-                    None => over.push((url.clone(), beyond)),
+                    None => over.push(((session.clone(), url.clone()), beyond)),
                 }
             }
         }
@@ -211,13 +237,14 @@ impl<'t> OutboxTables<'t> {
     }
 }
 
-/// Moves a URL's `n` oldest deliveries to the dead-letter queue (each
-/// session's bounded by `dlq_capacity`) with the reason `backlog_full`;
-/// `limit` is the backlog limit the reason names. Opens the outbox, the
-/// event log, the dead-letter queue and the meta table.
+/// Moves a session's `n` oldest deliveries to a URL to its dead-letter
+/// queue (bounded by `dlq_capacity`) with the reason `backlog_full`;
+/// `limit` is the backlog limit the reason names. Another session's
+/// deliveries to the same URL are not touched. Opens the outbox, the event
+/// log, the dead-letter queue and the meta table.
 pub(crate) fn evict_oldest(
     tx: &WriteTransaction,
-    url: &str,
+    (session, url): (&str, &str),
     n: u64,
     limit: usize,
     dlq_capacity: usize,
@@ -225,9 +252,9 @@ pub(crate) fn evict_oldest(
     let mut outbox = OutboxTables::open(tx)?;
     let keys: Vec<(u64, String)> = outbox
         .rows
-        .range((url, 0u64, "")..=(url, u64::MAX, "\u{10FFFF}"))?
+        .range((session, url, 0u64, "")..=(session, url, u64::MAX, END))?
         .take(usize::try_from(n).unwrap_or(usize::MAX))
-        .map(|row| row.map(|(k, _)| (k.value().1, k.value().2.to_owned())))
+        .map(|row| row.map(|(k, _)| (k.value().2, k.value().3.to_owned())))
         .collect::<Result<_, _>>()?;
     let mut moved = Vec::with_capacity(keys.len());
     let mut entries = Vec::with_capacity(keys.len());
@@ -236,27 +263,32 @@ pub(crate) fn evict_oldest(
         for (seq, id) in keys {
             let Some(value) = outbox
                 .rows
-                .remove((url, seq, id.as_str()))?
+                .remove((session, url, seq, id.as_str()))?
                 .map(|v| v.value().to_vec())
             else {
                 continue;
             };
             let (d, payload) = decode_row(&value)?;
             let payload = payload.resolve(&log, seq)?;
+            let secret = captured_secret(tx, &d)?;
             entries.push(dead_letter_entry(
                 d,
+                secret,
                 &payload,
-                format!("backlog_full: more than {limit} deliveries were pending for this URL"),
+                format!(
+                    "backlog_full: more than {limit} deliveries of this session were pending for this URL"
+                ),
                 DlqReason::BacklogFull,
             ));
             moved.push(OutboxKey {
+                session_id: session.to_owned(),
                 url: url.to_owned(),
                 seq,
                 delivery_id: id,
             });
         }
     }
-    outbox.bump(url, -(moved.len() as i64))?;
+    outbox.bump(session, url, -(moved.len() as i64))?;
     outbox.close()?;
     for entry in &entries {
         push_dlq_in(tx, entry, dlq_capacity)?;
@@ -352,7 +384,7 @@ fn stretches<'k, 's>(keys: &'s [(u64, &'k str)]) -> impl Iterator<Item = &'s [(u
 /// copies each payload into the rows that point at it, a chunk at a time:
 /// one outbox range per URL per chunk, not one per pruned row.
 pub(crate) struct PayloadKeeper {
-    urls: Vec<String>,
+    lanes: Vec<Lane>,
     /// The oldest sequence number a pending row points at: log rows below
     /// it are owed to nobody.
     pointed: u64,
@@ -365,9 +397,9 @@ const KEEP_CHUNK: usize = 1024;
 impl PayloadKeeper {
     /// A keeper for the outbox as `tx` holds it.
     pub(crate) fn new(tx: &WriteTransaction) -> StoreResult<Self> {
-        let (urls, pointed) = pending_urls(tx)?;
+        let (lanes, pointed) = pending_lanes(tx)?;
         Ok(Self {
-            urls,
+            lanes,
             pointed,
             rows: BTreeMap::new(),
         })
@@ -380,7 +412,7 @@ impl PayloadKeeper {
         seq: u64,
         json: &[u8],
     ) -> StoreResult<()> {
-        if seq < self.pointed || self.urls.is_empty() {
+        if seq < self.pointed || self.lanes.is_empty() {
             return Ok(());
         }
         self.rows.insert(seq, json.to_vec());
@@ -396,11 +428,12 @@ impl PayloadKeeper {
             return Ok(());
         };
         let mut table = tx.open_table(WEBHOOK_OUTBOX)?;
-        for url in &self.urls {
+        for (session, url) in &self.lanes {
+            let (session, url) = (session.as_str(), url.as_str());
             let mut rewritten = Vec::new();
-            for row in table.range((url.as_str(), lo, "")..=(url.as_str(), hi, "\u{10FFFF}"))? {
+            for row in table.range((session, url, lo, "")..=(session, url, hi, END))? {
                 let (k, v) = row?;
-                let (seq, id) = (k.value().1, k.value().2);
+                let (seq, id) = (k.value().2, k.value().3);
                 let Some(json) = self.rows.get(&seq) else {
                     continue;
                 };
@@ -413,7 +446,7 @@ impl PayloadKeeper {
                 }
             }
             for (seq, id, value) in rewritten {
-                table.insert((url.as_str(), seq, id.as_str()), value.as_slice())?;
+                table.insert((session, url, seq, id.as_str()), value.as_slice())?;
             }
         }
         self.rows.clear();
@@ -421,26 +454,27 @@ impl PayloadKeeper {
     }
 }
 
-/// The URLs with deliveries pending, and the oldest sequence number any of
+/// The lanes with deliveries pending, and the oldest sequence number any of
 /// them points at in the event log (`u64::MAX`: none), so pruning the log
 /// below it needs no look-up.
-fn pending_urls(tx: &WriteTransaction) -> StoreResult<(Vec<String>, u64)> {
+fn pending_lanes(tx: &WriteTransaction) -> StoreResult<(Vec<Lane>, u64)> {
     let depth = tx.open_table(WEBHOOK_OUTBOX_DEPTH)?;
     let rows = tx.open_table(WEBHOOK_OUTBOX)?;
-    let mut urls = Vec::new();
+    let mut lanes = Vec::new();
     let mut oldest = u64::MAX;
     for row in depth.iter()? {
-        let url = row?.0.value().to_owned();
+        let (key, _) = row?;
+        let (session, url) = key.value();
         // Sequence 0 is a DLQ replay, which always holds its payload.
         if let Some(first) = rows
-            .range((url.as_str(), 1u64, "")..=(url.as_str(), u64::MAX, "\u{10FFFF}"))?
+            .range((session, url, 1u64, "")..=(session, url, u64::MAX, END))?
             .next()
         {
-            oldest = oldest.min(first?.0.value().1);
+            oldest = oldest.min(first?.0.value().2);
         }
-        urls.push(url);
+        lanes.push((session.to_owned(), url.to_owned()));
     }
-    Ok((urls, oldest))
+    Ok((lanes, oldest))
 }
 
 fn corrupt(what: &str) -> StoreError {
@@ -449,35 +483,58 @@ fn corrupt(what: &str) -> StoreError {
     )))
 }
 
-/// Adds `by` (possibly negative) to a URL's depth.
-fn add_depth(tx: &WriteTransaction, url: &str, by: i64) -> StoreResult<u64> {
-    bump_depth(&mut tx.open_table(WEBHOOK_OUTBOX_DEPTH)?, url, by)
+/// The open depth table.
+type DepthTable<'t> = redb::Table<'t, (&'static str, &'static str), u64>;
+
+/// Adds `by` (possibly negative) to a lane's depth.
+fn add_depth(tx: &WriteTransaction, session: &str, url: &str, by: i64) -> StoreResult<u64> {
+    bump_depth(&mut tx.open_table(WEBHOOK_OUTBOX_DEPTH)?, session, url, by)
 }
 
-/// Adds `by` (possibly negative) to a URL's depth in the open depth table.
-fn bump_depth(t: &mut redb::Table<'_, &'static str, u64>, url: &str, by: i64) -> StoreResult<u64> {
+/// Adds `by` (possibly negative) to a lane's depth in the open depth table.
+fn bump_depth(t: &mut DepthTable<'_>, session: &str, url: &str, by: i64) -> StoreResult<u64> {
     let next = t
-        .get(url)?
+        .get((session, url))?
         .map(|v| v.value())
         .unwrap_or(0)
         .saturating_add_signed(by);
-    put_depth(t, url, next)?;
+    put_depth(t, session, url, next)?;
     Ok(next)
 }
 
-/// Sets a URL's depth; a URL with nothing pending has no row.
-fn put_depth(t: &mut redb::Table<'_, &'static str, u64>, url: &str, depth: u64) -> StoreResult<()> {
+/// Sets a lane's depth; a lane with nothing pending has no row.
+fn put_depth(t: &mut DepthTable<'_>, session: &str, url: &str, depth: u64) -> StoreResult<()> {
     if depth == 0 {
-        t.remove(url)?;
+        t.remove((session, url))?;
     } else {
-        t.insert(url, depth)?;
+        t.insert((session, url), depth)?;
     }
     Ok(())
 }
 
-/// The dead-letter entry of a delivery.
+/// The secret a dead-letter entry keeps for its replay, captured now: the
+/// row's own (a replay's, or a row written before pending rows referred to
+/// their webhook's), else its webhook's as stored now (`None`: unsigned,
+/// or the webhook is gone).
+fn captured_secret(tx: &WriteTransaction, d: &PendingDelivery) -> StoreResult<Option<String>> {
+    if d.secret.is_some() || d.replayed {
+        return Ok(d.secret.clone());
+    }
+    let Some(id) = d.webhook_id.as_deref() else {
+        return Ok(None);
+    };
+    let hooks = tx.open_table(super::tables::WEBHOOKS)?;
+    let hook: Option<crate::domain::webhook::Webhook> = hooks
+        .get((d.session_id.as_str(), id))?
+        .map(|v| decode(v.value()))
+        .transpose()?;
+    Ok(hook.and_then(|h| h.secret))
+}
+
+/// The dead-letter entry of a delivery, with the secret captured for it.
 fn dead_letter_entry(
     d: PendingDelivery,
+    secret: Option<String>,
     payload: &[u8],
     last_error: String,
     reason: DlqReason,
@@ -492,21 +549,31 @@ fn dead_letter_entry(
         last_error,
         attempts: d.attempts,
         failed_at: crate::domain::time::unix_now(),
-        secret: d.secret,
+        secret,
         delivery_id: d.delivery_id,
         reason,
         signature_scheme: d.signature_scheme,
     }
 }
 
+/// The table key of a row.
+fn row_key(key: &OutboxKey) -> (&str, &str, u64, &str) {
+    (
+        key.session_id.as_str(),
+        key.url.as_str(),
+        key.seq,
+        key.delivery_id.as_str(),
+    )
+}
+
 /// Removes one row, if it is there; returns its value.
 fn take_row(tx: &WriteTransaction, key: &OutboxKey) -> StoreResult<Option<Vec<u8>>> {
     let removed = tx
         .open_table(WEBHOOK_OUTBOX)?
-        .remove((key.url.as_str(), key.seq, key.delivery_id.as_str()))?
+        .remove(row_key(key))?
         .map(|v| v.value().to_vec());
     if removed.is_some() {
-        add_depth(tx, &key.url, -1)?;
+        add_depth(tx, &key.session_id, &key.url, -1)?;
     }
     Ok(removed)
 }
@@ -517,8 +584,8 @@ impl Store {
         Ok(self.outbox_of(|_| true)?.0)
     }
 
-    /// The deliveries whose destination `mine` accepts, each URL's in event
-    /// order, and how many others the outbox holds (those are neither
+    /// The deliveries whose destination `mine` accepts, each session's
+    /// deliveries to a URL in event order, and how many others the outbox holds (those are neither
     /// decoded nor their payloads read: each engine resumes only its own).
     pub fn outbox_of(&self, mine: impl Fn(&str) -> bool) -> StoreResult<(Vec<OutboxRow>, usize)> {
         self.read(|tx| {
@@ -528,7 +595,7 @@ impl Store {
             let mut others = 0;
             for row in t.iter()? {
                 let (k, v) = row?;
-                let (url, seq, id) = k.value();
+                let (session, url, seq, id) = k.value();
                 if !mine(url) {
                     others += 1;
                     continue;
@@ -537,6 +604,7 @@ impl Store {
                 let payload = payload.resolve(&log, seq)?;
                 out.push(OutboxRow {
                     key: OutboxKey {
+                        session_id: session.to_owned(),
                         url: url.to_owned(),
                         seq,
                         delivery_id: id.to_owned(),
@@ -549,16 +617,18 @@ impl Store {
         })
     }
 
-    /// How many deliveries each URL has pending (the depth table the
-    /// backlog limit reads; the gateway's metrics count its lanes).
+    /// How many deliveries each (session, URL) has pending (the depth
+    /// table the backlog limit reads; the gateway's metrics count its
+    /// lanes).
     #[cfg(test)]
-    pub(crate) fn outbox_depths(&self) -> StoreResult<Vec<(String, u64)>> {
+    pub(crate) fn outbox_depths(&self) -> StoreResult<Vec<(Lane, u64)>> {
         self.read(|tx| {
             let t = tx.open_table(WEBHOOK_OUTBOX_DEPTH)?;
             let mut out = Vec::new();
             for row in t.iter()? {
                 let (k, v) = row?;
-                out.push((k.value().to_owned(), v.value()));
+                let (session, url) = k.value();
+                out.push(((session.to_owned(), url.to_owned()), v.value()));
             }
             Ok(out)
         })
@@ -597,7 +667,7 @@ impl Store {
     ) -> StoreResult<bool> {
         self.write_grouped(move |tx| {
             let mut t = tx.open_table(WEBHOOK_OUTBOX)?;
-            let k = (key.url.as_str(), key.seq, key.delivery_id.as_str());
+            let k = row_key(&key);
             let Some(value) = t.get(k)?.map(|v| v.value().to_vec()) else {
                 return Ok(false);
             };
@@ -627,19 +697,27 @@ impl Store {
             let (mut d, payload) = decode_row(&value)?;
             let payload = payload.resolve(&tx.open_table(EVENT_LOG)?, key.seq)?;
             d.attempts = attempts;
-            let entry = dead_letter_entry(d, &payload, last_error.clone(), DlqReason::Failed);
+            let secret = captured_secret(tx, &d)?;
+            let entry =
+                dead_letter_entry(d, secret, &payload, last_error.clone(), DlqReason::Failed);
             push_dlq_in(tx, &entry, dlq_capacity)?;
             Ok(true)
         })
         .await
     }
 
-    /// Drops every pending delivery of a deleted webhook; returns how many.
-    pub fn outbox_forget_webhook(&self, url: &str, webhook_id: &str) -> StoreResult<usize> {
+    /// Drops every pending delivery of a deleted webhook of `session`;
+    /// returns how many.
+    pub fn outbox_forget_webhook(
+        &self,
+        session: &str,
+        url: &str,
+        webhook_id: &str,
+    ) -> StoreResult<usize> {
         self.write(|tx| {
             let mut gone = 0i64;
             tx.open_table(WEBHOOK_OUTBOX)?.retain_in(
-                (url, 0u64, "")..=(url, u64::MAX, "\u{10FFFF}"),
+                (session, url, 0u64, "")..=(session, url, u64::MAX, END),
                 |_, v| {
                     let mine = decode_row(v).is_ok_and(|(d, _)| {
                         !d.replayed && d.webhook_id.as_deref() == Some(webhook_id)
@@ -648,7 +726,7 @@ impl Store {
                     !mine
                 },
             )?;
-            add_depth(tx, url, -gone)?;
+            add_depth(tx, session, url, -gone)?;
             Ok(gone as usize)
         })
     }
@@ -669,15 +747,16 @@ impl Store {
             let d = delivery(&entry);
             let payload = Bytes::from(entry.payload.into_bytes());
             let key = OutboxKey {
+                session_id: d.session_id.clone(),
                 url: d.url.clone(),
                 seq,
                 delivery_id: d.delivery_id.clone(),
             };
             tx.open_table(WEBHOOK_OUTBOX)?.insert(
-                (key.url.as_str(), seq, key.delivery_id.as_str()),
+                row_key(&key),
                 encode_row(&d, RowPayload::Inline(&payload))?.as_slice(),
             )?;
-            add_depth(tx, &key.url, 1)?;
+            add_depth(tx, &key.session_id, &key.url, 1)?;
             Ok(Some(OutboxRow {
                 key,
                 delivery: d,
@@ -687,20 +766,47 @@ impl Store {
     }
 }
 
-/// Removes every pending delivery of a deleted session.
+/// Removes every pending delivery of a deleted session: its key range, and
+/// its depths.
 pub(crate) fn delete_session_outbox(tx: &WriteTransaction, session_id: &str) -> StoreResult<()> {
-    let mut gone: std::collections::HashMap<String, i64> = Default::default();
-    tx.open_table(WEBHOOK_OUTBOX)?.retain(|k, v| {
-        let mine = decode_row(v).is_ok_and(|(d, _)| d.session_id == session_id);
-        if mine {
-            *gone.entry(k.0.to_owned()).or_default() += 1;
-        }
-        !mine
-    })?;
-    for (url, n) in gone {
-        add_depth(tx, &url, -n)?;
-    }
+    let s = session_id;
+    tx.open_table(WEBHOOK_OUTBOX)?
+        .retain_in((s, "", 0u64, "")..=(s, END, u64::MAX, END), |_, _| false)?;
+    tx.open_table(WEBHOOK_OUTBOX_DEPTH)?
+        .retain_in((s, "")..=(s, END), |_, _| false)?;
     Ok(())
+}
+
+/// Moves the rows of a store from before per-session backlogs (keyed by
+/// URL first) into the outbox as it is keyed now, with their depths, and
+/// drops the old tables; a store without them is left as it is. The row
+/// values keep their layout: only the key gains the session id, read from
+/// each row's delivery.
+pub(crate) fn migrate_v1(tx: &WriteTransaction) -> StoreResult<usize> {
+    use redb::TableHandle;
+    let has_v1 = tx
+        .list_tables()?
+        .any(|t| t.name() == WEBHOOK_OUTBOX_V1.name());
+    if !has_v1 {
+        return Ok(0);
+    }
+    let mut moved = 0usize;
+    {
+        let old = tx.open_table(WEBHOOK_OUTBOX_V1)?;
+        let mut rows = tx.open_table(WEBHOOK_OUTBOX)?;
+        let mut depth = tx.open_table(WEBHOOK_OUTBOX_DEPTH)?;
+        for row in old.iter()? {
+            let (k, v) = row?;
+            let (url, seq, id) = k.value();
+            let (d, _) = decode_row(v.value())?;
+            rows.insert((d.session_id.as_str(), url, seq, id), v.value())?;
+            bump_depth(&mut depth, &d.session_id, url, 1)?;
+            moved += 1;
+        }
+    }
+    tx.delete_table(WEBHOOK_OUTBOX_V1)?;
+    tx.delete_table(WEBHOOK_OUTBOX_DEPTH_V1)?;
+    Ok(moved)
 }
 
 #[cfg(test)]

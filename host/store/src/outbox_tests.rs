@@ -100,9 +100,10 @@ async fn deliveries_read_back_in_event_order_and_leave_when_delivered_or_dead_le
     assert_eq!(dlq[0].reason, DlqReason::Failed);
     assert_eq!(
         store.outbox_depths().unwrap(),
-        [("http://a".to_owned(), 1), ("http://z".to_owned(), 1)]
+        [(lane("s", "http://a"), 1), (lane("s", "http://z"), 1)]
     );
     store.remove_outbox_later(vec![OutboxKey {
+        session_id: "s".into(),
         url: "http://z".into(),
         seq: 9,
         delivery_id: "z".into(),
@@ -143,8 +144,121 @@ fn a_url_past_its_backlog_limit_moves_its_oldest_deliveries_to_the_dlq() {
     depths.sort();
     assert_eq!(
         depths,
-        [("http://a".to_owned(), 2), ("http://other".to_owned(), 1)]
+        [(lane("s", "http://a"), 2), (lane("s", "http://other"), 1)]
     );
+}
+
+fn lane(session: &str, url: &str) -> (String, String) {
+    (session.to_owned(), url.to_owned())
+}
+
+#[test]
+fn one_sessions_backlog_for_a_url_never_evicts_another_sessions_deliveries_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    record(&store, 1, vec![delivery("mine", "a", "http://shared")], 2);
+    // Session b floods the same URL far past the limit.
+    for seq in 2..=10u64 {
+        record(
+            &store,
+            seq,
+            vec![delivery(&format!("b{seq}"), "b", "http://shared")],
+            2,
+        );
+    }
+    assert!(
+        ids(&store).contains(&"mine".to_owned()),
+        "{:?}",
+        ids(&store)
+    );
+    assert!(store.list_dlq("a").unwrap().is_empty());
+    assert_eq!(store.list_dlq("b").unwrap().len(), 7);
+    let mut depths = store.outbox_depths().unwrap();
+    depths.sort();
+    assert_eq!(
+        depths,
+        [
+            (lane("a", "http://shared"), 1),
+            (lane("b", "http://shared"), 2)
+        ]
+    );
+}
+
+#[test]
+fn an_outbox_written_keyed_by_url_is_moved_to_session_and_url_at_open_and_keeps_its_rows() {
+    use crate::tables::{WEBHOOK_OUTBOX_DEPTH_V1, WEBHOOK_OUTBOX_V1};
+    let dir = tempfile::tempdir().unwrap();
+    // A store as the previous release left it: rows keyed (URL, seq, id),
+    // depths by URL, one row's payload inline and one pointing at the log.
+    {
+        let db = redb::Database::create(dir.path().join(crate::DB_FILE)).unwrap();
+        let tx = db.begin_write().unwrap();
+        {
+            let mut rows = tx.open_table(WEBHOOK_OUTBOX_V1).unwrap();
+            let mut depth = tx.open_table(WEBHOOK_OUTBOX_DEPTH_V1).unwrap();
+            let a = delivery("d1", "s", "http://a").delivery;
+            let b = delivery("d2", "t", "http://a").delivery;
+            let inline = super::encode_row(&a, super::RowPayload::Inline(b"{\"x\":1}")).unwrap();
+            let pointing = super::encode_row(&b, super::RowPayload::InLog).unwrap();
+            rows.insert(("http://a", 7u64, "d1"), inline.as_slice())
+                .unwrap();
+            rows.insert(("http://a", 8u64, "d2"), pointing.as_slice())
+                .unwrap();
+            depth.insert("http://a", 2u64).unwrap();
+            let mut log = tx.open_table(crate::tables::EVENT_LOG).unwrap();
+            let mut row = 5i64.to_le_bytes().to_vec();
+            row.extend_from_slice(b"{\"logged\":8}");
+            log.insert(8u64, row.as_slice()).unwrap();
+            let mut meta = tx.open_table(crate::tables::META).unwrap();
+            meta.insert(crate::tables::SCHEMA_VERSION_KEY, 3u64)
+                .unwrap();
+            meta.insert(crate::tables::EVENT_SEQ_KEY, 8u64).unwrap();
+        }
+        tx.commit().unwrap();
+    }
+    let store = Store::open(dir.path()).unwrap();
+    let rows = store.outbox_all().unwrap();
+    let got: Vec<(String, String, u64, Bytes)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r.key.session_id.clone(),
+                r.key.delivery_id.clone(),
+                r.key.seq,
+                r.payload.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("s".into(), "d1".into(), 7, Bytes::from("{\"x\":1}")),
+            ("t".into(), "d2".into(), 8, Bytes::from("{\"logged\":8}")),
+        ]
+    );
+    let mut depths = store.outbox_depths().unwrap();
+    depths.sort();
+    assert_eq!(
+        depths,
+        [(lane("s", "http://a"), 1), (lane("t", "http://a"), 1)]
+    );
+    // Delivered rows leave by their new keys.
+    store.remove_outbox_later(vec![rows[0].key.clone()]);
+    drop(rows);
+    futures_lite_block(store.flush_outbox_removals()).unwrap();
+    assert_eq!(ids(&store), ["d2"]);
+    drop(store);
+    // Opening again finds nothing more to move.
+    let store = Store::open(dir.path()).unwrap();
+    assert_eq!(ids(&store), ["d2"]);
+}
+
+/// Runs a future to its end on a fresh runtime.
+fn futures_lite_block<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(f)
 }
 
 #[test]
@@ -169,9 +283,14 @@ fn deleting_a_session_or_a_webhook_drops_its_pending_deliveries() {
     record(&store, 2, vec![other], 10);
     assert!(store.delete_session("s").unwrap());
     assert_eq!(ids(&store), ["b", "c"]);
-    assert_eq!(store.outbox_forget_webhook("http://b", "gone").unwrap(), 1);
+    assert_eq!(
+        store
+            .outbox_forget_webhook("t", "http://b", "gone")
+            .unwrap(),
+        1
+    );
     assert_eq!(ids(&store), ["b"]);
-    assert_eq!(store.outbox_depths().unwrap(), [("http://a".to_owned(), 1)]);
+    assert_eq!(store.outbox_depths().unwrap(), [(lane("t", "http://a"), 1)]);
 }
 
 /// Records event `seq` (at `timestamp`) in the event log as `logged`, with
@@ -380,6 +499,7 @@ async fn event_writes_sharing_a_transaction_keep_url_depths_and_log_counters_tru
                 store.remove_outbox_later(
                     (seq - 99..=seq - 50)
                         .map(|s| OutboxKey {
+                            session_id: "s".into(),
                             url: "http://a".into(),
                             seq: s,
                             delivery_id: format!("a{s}"),
@@ -403,7 +523,10 @@ async fn event_writes_sharing_a_transaction_keep_url_depths_and_log_counters_tru
     depths.sort();
     assert_eq!(
         depths,
-        pending.into_iter().collect::<Vec<_>>(),
+        pending
+            .into_iter()
+            .map(|(url, n)| (lane("s", &url), n))
+            .collect::<Vec<_>>(),
         "each URL's depth is its pending deliveries"
     );
     let bounds = store.event_log_bounds().unwrap();
@@ -448,6 +571,7 @@ async fn removing_delivered_rows_scattered_over_a_backlog_leaves_exactly_the_oth
             .collect();
         record(&store, seq, news, 10_000);
         keys.extend(owed.into_iter().map(|(url, delivery_id)| OutboxKey {
+            session_id: "s".into(),
             url: url.into(),
             seq,
             delivery_id,
@@ -465,6 +589,7 @@ async fn removing_delivered_rows_scattered_over_a_backlog_leaves_exactly_the_oth
     let mut going: Vec<OutboxKey> = keys.iter().filter(|k| delivered(k)).cloned().collect();
     going.push(going[3].clone());
     going.push(OutboxKey {
+        session_id: "s".into(),
         url: "http://a".into(),
         seq: 5_000,
         delivery_id: "never".into(),
@@ -485,8 +610,8 @@ async fn removing_delivered_rows_scattered_over_a_backlog_leaves_exactly_the_oth
     assert_eq!(
         store.outbox_depths().unwrap(),
         [
-            ("http://a".to_owned(), depth("http://a")),
-            ("http://b".to_owned(), depth("http://b")),
+            (lane("s", "http://a"), depth("http://a")),
+            (lane("s", "http://b"), depth("http://b")),
         ]
     );
 }

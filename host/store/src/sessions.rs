@@ -1,30 +1,105 @@
 //! Session records, and the cascade that removes everything of a session.
 
-use redb::ReadableTable;
+use redb::{ReadableTable, WriteTransaction};
 
 use super::tables::{
-    LID_MAP, MEDIA, MESSAGES, SESSIONS, SIM_OUTBOX, SIM_OUTBOX_IDS, WEBHOOK_DLQ, WEBHOOKS,
+    LID_MAP, MEDIA, MESSAGES, SESSION_INCARNATION_KEY, SESSION_INCARNATIONS, SESSIONS, SIM_OUTBOX,
+    SIM_OUTBOX_IDS, WEBHOOK_DLQ, WEBHOOKS,
 };
-use super::{Store, StoreResult, decode, delete_session_keys, delete_session_range, encode};
+use super::{
+    Store, StoreResult, decode, delete_session_keys, delete_session_range, encode, next_seq,
+};
 use crate::domain::session::SessionRecord;
+
+/// The live incarnation of a session inside `tx`; `None` when there is no
+/// such session.
+pub(crate) fn incarnation_in(
+    t: &impl ReadableTable<&'static str, u64>,
+    session_id: &str,
+) -> StoreResult<Option<u64>> {
+    Ok(t.get(session_id)?.map(|v| v.value()))
+}
+
+/// Whether `incarnation` of `session_id` is the live one inside `tx`.
+pub(crate) fn is_live_in(
+    tx: &WriteTransaction,
+    session_id: &str,
+    incarnation: u64,
+) -> StoreResult<bool> {
+    let t = tx.open_table(SESSION_INCARNATIONS)?;
+    Ok(incarnation_in(&t, session_id)? == Some(incarnation))
+}
+
+/// Whether a write for `incarnation` of `session_id` may go ahead inside
+/// `tx`: `None` (a write made for whatever session has the id now, by a
+/// caller that checked it exists) always may; an incarnation only while it
+/// is the live one.
+pub(crate) fn owned_in(
+    tx: &WriteTransaction,
+    session_id: &str,
+    incarnation: Option<u64>,
+) -> StoreResult<bool> {
+    match incarnation {
+        None => Ok(true),
+        Some(i) => is_live_in(tx, session_id, i),
+    }
+}
+
+/// Gives every session of a store from before incarnations were kept the
+/// one its record holds (0), so the check of later writes finds it.
+pub(crate) fn index_incarnations(tx: &WriteTransaction) -> StoreResult<()> {
+    let records: Vec<SessionRecord> = {
+        let t = tx.open_table(SESSIONS)?;
+        let mut out = Vec::new();
+        for row in t.iter()? {
+            out.push(decode(row?.1.value())?);
+        }
+        out
+    };
+    let mut t = tx.open_table(SESSION_INCARNATIONS)?;
+    for r in records {
+        if t.get(r.id.as_str())?.is_none() {
+            t.insert(r.id.as_str(), r.incarnation)?;
+        }
+    }
+    Ok(())
+}
 
 impl Store {
     /// Inserts a new session; returns `false` (and writes nothing) if the id is taken.
     pub fn insert_session(&self, record: &SessionRecord) -> StoreResult<bool> {
-        let bytes = encode(record)?;
+        Ok(self.create_session(record.clone())?.is_some())
+    }
+
+    /// Inserts a new session under a new incarnation; returns the record as
+    /// stored, or `None` (and writes nothing) if the id is taken.
+    pub fn create_session(&self, mut record: SessionRecord) -> StoreResult<Option<SessionRecord>> {
         let _order = self.sessions.lock();
         let inserted = self.write(|tx| {
-            let mut t = tx.open_table(SESSIONS)?;
-            if t.get(record.id.as_str())?.is_some() {
-                return Ok(false);
+            if tx.open_table(SESSIONS)?.get(record.id.as_str())?.is_some() {
+                return Ok(None);
             }
-            t.insert(record.id.as_str(), bytes.as_slice())?;
-            Ok(true)
+            record.incarnation = next_seq(tx, SESSION_INCARNATION_KEY)?;
+            let bytes = encode(&record)?;
+            tx.open_table(SESSIONS)?
+                .insert(record.id.as_str(), bytes.as_slice())?;
+            tx.open_table(SESSION_INCARNATIONS)?
+                .insert(record.id.as_str(), record.incarnation)?;
+            Ok(Some(record))
         })?;
-        if inserted {
-            self.sessions.put(record.clone());
+        if let Some(r) = &inserted {
+            self.sessions.put(r.clone());
         }
         Ok(inserted)
+    }
+
+    /// Whether `incarnation` is the live one of `session_id` (it exists and
+    /// was not deleted and created again since).
+    pub fn is_live_incarnation(&self, session_id: &str, incarnation: u64) -> StoreResult<bool> {
+        self.read(|tx| {
+            let t = tx.open_table(SESSION_INCARNATIONS)?;
+            Ok(incarnation_in(&t, session_id)? == Some(incarnation))
+        })
     }
 
     /// Replaces a session record (it must exist; a deleted session is not revived).
@@ -83,6 +158,7 @@ impl Store {
         let _order = self.sessions.lock();
         let existed = self.write(|tx| {
             let existed = tx.open_table(SESSIONS)?.remove(id)?.is_some();
+            tx.open_table(SESSION_INCARNATIONS)?.remove(id)?;
             if existed {
                 delete_session_range(tx, MESSAGES, id)?;
                 delete_session_range(tx, SIM_OUTBOX, id)?;
@@ -116,6 +192,17 @@ impl Store {
         id: &str,
         f: impl FnOnce(&mut SessionRecord),
     ) -> StoreResult<Option<SessionRecord>> {
+        self.modify_session_of(id, None, f)
+    }
+
+    /// [`Store::modify_session`] for one incarnation of the session: `None`
+    /// (nothing written) when the session of that id is another one now.
+    pub fn modify_session_of(
+        &self,
+        id: &str,
+        incarnation: Option<u64>,
+        f: impl FnOnce(&mut SessionRecord),
+    ) -> StoreResult<Option<SessionRecord>> {
         let _order = self.sessions.lock();
         let modified = self.write(|tx| {
             let mut t = tx.open_table(SESSIONS)?;
@@ -124,6 +211,9 @@ impl Store {
             else {
                 return Ok(None);
             };
+            if incarnation.is_some_and(|i| i != record.incarnation) {
+                return Ok(None);
+            }
             f(&mut record);
             t.insert(id, encode(&record)?.as_slice())?;
             Ok(Some(record))

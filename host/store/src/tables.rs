@@ -10,6 +10,15 @@ pub const META: TableDefinition<&str, u64> = TableDefinition::new("meta_v1");
 /// Session records by session id.
 pub const SESSIONS: TableDefinition<&str, &[u8]> = TableDefinition::new("sessions_v1");
 
+/// The live incarnation of each session by session id (see
+/// `SessionRecord::incarnation`): every session-owned write reads it in its
+/// own transaction and is refused when it was made for another.
+pub const SESSION_INCARNATIONS: TableDefinition<&str, u64> =
+    TableDefinition::new("session_incarnations_v1");
+
+/// `META` key of the last session incarnation given.
+pub const SESSION_INCARNATION_KEY: &str = "session_incarnation";
+
 /// Message records by (session id, sequence number); the sequence grows with
 /// every record, so a reverse range scan lists a session's messages newest first.
 pub const MESSAGES: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("messages_v1");
@@ -220,15 +229,27 @@ pub const EVENT_PRUNED_KEY: &str = "event_log_pruned_through";
 /// `META` key of how many rows the event log holds.
 pub const EVENT_COUNT_KEY: &str = "event_log_count";
 
-/// The webhook outbox: every delivery owed, (URL, event sequence number,
-/// delivery id) → the pending delivery (see `outbox.rs` for the layout), so
-/// a URL's deliveries read in event order.
-pub const WEBHOOK_OUTBOX: TableDefinition<(&str, u64, &str), &[u8]> =
+/// The webhook outbox: every delivery owed, (session id, URL, event
+/// sequence number, delivery id) → the pending delivery (see `outbox.rs`
+/// for the layout), so a session's deliveries to a URL read in event order
+/// and each session's are one key range.
+pub const WEBHOOK_OUTBOX: TableDefinition<(&str, &str, u64, &str), &[u8]> =
+    TableDefinition::new("webhook_outbox_v2");
+
+/// How many deliveries each session has pending for each URL, (session id,
+/// URL) → count (kept with every write, so the backlog limit is checked
+/// without a scan).
+pub const WEBHOOK_OUTBOX_DEPTH: TableDefinition<(&str, &str), u64> =
+    TableDefinition::new("webhook_outbox_depth_v2");
+
+/// The outbox as the release before per-session backlogs kept it, (URL,
+/// sequence number, delivery id) → the same row layout; moved into
+/// [`WEBHOOK_OUTBOX`] at open.
+pub const WEBHOOK_OUTBOX_V1: TableDefinition<(&str, u64, &str), &[u8]> =
     TableDefinition::new("webhook_outbox_v1");
 
-/// How many deliveries each URL has in the outbox, URL → count (kept with
-/// every write, so the backlog limit is checked without a scan).
-pub const WEBHOOK_OUTBOX_DEPTH: TableDefinition<&str, u64> =
+/// The depths of [`WEBHOOK_OUTBOX_V1`], by URL; emptied with it at open.
+pub const WEBHOOK_OUTBOX_DEPTH_V1: TableDefinition<&str, u64> =
     TableDefinition::new("webhook_outbox_depth_v1");
 
 /// The open table in `slot`, opened in `tx` first if need be: for writers

@@ -6,8 +6,21 @@ use super::tables::{DLQ_SEQ_KEY, WEBHOOK_DLQ, WEBHOOKS};
 use super::{Store, StoreResult, decode, encode, next_seq, page_newest_first};
 use crate::domain::webhook::{DlqEntry, Webhook};
 
+/// What became of a new webhook.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WebhookInsert {
+    /// Stored.
+    Stored,
+    /// Its session was deleted (or deleted and created again) meanwhile:
+    /// nothing was written.
+    SessionGone,
+    /// The session has this many webhooks already, its limit: nothing was
+    /// written.
+    Full(usize),
+}
+
 impl Store {
-    /// Stores (or replaces) a webhook.
+    /// Stores (or replaces) a webhook, unchecked (tests and fixtures).
     pub fn put_webhook(&self, hook: &Webhook) -> StoreResult<()> {
         let bytes = encode(hook)?;
         self.write(|tx| {
@@ -16,6 +29,47 @@ impl Store {
                 bytes.as_slice(),
             )?;
             Ok(())
+        })
+    }
+
+    /// Stores a new webhook for the session's `incarnation`, checked in the
+    /// same transaction: refused when that session is no longer the live
+    /// one (a delete won the race), or when it has `max` webhooks already.
+    pub fn insert_webhook(
+        &self,
+        hook: &Webhook,
+        incarnation: u64,
+        max: usize,
+    ) -> StoreResult<WebhookInsert> {
+        let bytes = encode(hook)?;
+        let session = hook.session_id.as_str();
+        self.write(|tx| {
+            if !super::sessions::is_live_in(tx, session, incarnation)? {
+                return Ok(WebhookInsert::SessionGone);
+            }
+            let mut t = tx.open_table(WEBHOOKS)?;
+            let held = t.range((session, "")..=(session, "\u{10FFFF}"))?.count();
+            if held >= max {
+                return Ok(WebhookInsert::Full(held));
+            }
+            t.insert((session, hook.id.as_str()), bytes.as_slice())?;
+            Ok(WebhookInsert::Stored)
+        })
+    }
+
+    /// Replaces a webhook that is still stored; `false` (nothing written)
+    /// when it was deleted meanwhile, so a change racing a delete cannot
+    /// write it back.
+    pub fn update_webhook(&self, hook: &Webhook) -> StoreResult<bool> {
+        let bytes = encode(hook)?;
+        self.write(|tx| {
+            let mut t = tx.open_table(WEBHOOKS)?;
+            let key = (hook.session_id.as_str(), hook.id.as_str());
+            if t.get(key)?.is_none() {
+                return Ok(false);
+            }
+            t.insert(key, bytes.as_slice())?;
+            Ok(true)
         })
     }
 

@@ -346,7 +346,9 @@ impl Tokens {
     }
 
     /// Takes `session` out of every token limited to some sessions (it was
-    /// deleted: a later session of that id may be someone else's).
+    /// deleted: a later session of that id may be someone else's), and ends
+    /// those tokens' open streams, which hold the session set they opened
+    /// with (in memory first: a stream opened meanwhile reads the new set).
     pub fn remove_session(&self, session: &str) -> StoreResult<()> {
         let holders: Vec<String> = self
             .lock()
@@ -356,11 +358,13 @@ impl Tokens {
             .map(|t| t.id.clone())
             .collect();
         for id in holders {
-            self.update(&id, |t| {
+            let updated = self.update(&id, |t| {
                 if let SessionSet::Only(ids) = &mut t.sessions {
                     ids.retain(|s| s != session);
                 }
-            })?;
+            });
+            self.end_streams(&id);
+            updated?;
         }
         Ok(())
     }
@@ -394,14 +398,21 @@ impl Tokens {
     }
 
     /// Adds a session to a token limited to some sessions (it created it).
+    /// The token's open streams end: they hold the set they opened with,
+    /// and a client reconnects to see the new session.
     pub fn add_session(&self, id: &str, session: &str) -> StoreResult<()> {
+        let mut added = false;
         self.update(id, |t| {
             if let SessionSet::Only(ids) = &mut t.sessions
                 && !ids.iter().any(|s| s == session)
             {
                 ids.push(session.to_owned());
+                added = true;
             }
         })?;
+        if added {
+            self.end_streams(id);
+        }
         Ok(())
     }
 

@@ -95,7 +95,7 @@ impl Chats {
             .await?
             .ok_or_else(|| unknown(address))?;
         self.store
-            .learn_lid(session_id, &pair.lid_user, &pair.phone)?;
+            .learn_lid(session_id, &pair.lid_user, &pair.phone, None)?;
         LidAnswer::new(pair, LidSource::Network).ok_or_else(|| unknown(address))
     }
 
@@ -112,7 +112,7 @@ impl Chats {
                 let pair = self.sessions.client(session_id).ok()?.known_lid(to).await?;
                 if let Err(e) = self
                     .store
-                    .learn_lid(session_id, &pair.lid_user, &pair.phone)
+                    .learn_lid(session_id, &pair.lid_user, &pair.phone, None)
                 {
                     tracing::warn!(session = %session_id, error = %e, "could not keep a recipient's lid");
                 }

@@ -216,7 +216,25 @@ impl EventBus {
 
     /// Publishes one envelope: recorded, then released to every audience.
     pub fn publish(&self, envelope: Envelope) -> Recorded {
-        self.record(envelope, None)
+        self.record(envelope, None, None)
+    }
+
+    /// [`EventBus::publish`] for one incarnation of the envelope's session
+    /// (its intake's): the store refuses the write, in its transaction,
+    /// when that session was deleted meanwhile, and nothing is released.
+    pub fn publish_for(&self, envelope: Envelope, incarnation: u64) -> Recorded {
+        self.record(envelope, None, Some(incarnation))
+    }
+
+    /// [`EventBus::publish_message`] for one incarnation of the session
+    /// (see [`EventBus::publish_for`]).
+    pub fn publish_message_for(
+        &self,
+        envelope: Envelope,
+        record: MessageRecord,
+        incarnation: u64,
+    ) -> Recorded {
+        self.record(envelope, Some(record), Some(incarnation))
     }
 
     /// Publishes the envelope of an inbound message with its record: both
@@ -226,10 +244,16 @@ impl EventBus {
     /// filter could change the data; otherwise the record is encoded from
     /// the envelope's own, one value for both.
     pub fn publish_message(&self, envelope: Envelope, record: MessageRecord) -> Recorded {
-        self.record(envelope, Some(record))
+        self.record(envelope, Some(record), None)
     }
 
-    fn record(&self, envelope: Envelope, mut message: Option<MessageRecord>) -> Recorded {
+    fn record(
+        &self,
+        envelope: Envelope,
+        mut message: Option<MessageRecord>,
+        incarnation: Option<u64>,
+    ) -> Recorded {
+        let owner = incarnation.map(|i| (envelope.session_id.clone(), i));
         tracing::debug!(session = %envelope.session_id, event = %envelope.event, "event");
         let inner = &self.inner;
         inner.counters.received.inc();
@@ -260,6 +284,7 @@ impl EventBus {
                 (Some(durable), Some(record)) => {
                     let write = EventWrite {
                         message: Some(record),
+                        owner,
                         ..Default::default()
                     };
                     durable.store.record_event(write, move |_, r| {
@@ -317,6 +342,8 @@ impl EventBus {
             deliveries,
             backlog_limit: limits.backlog,
             dlq_capacity: limits.dlq_capacity,
+            owner,
+            refused: false,
         };
         // Encoded before the lock: under it, only numbering and queueing.
         // A record sharing the envelope's data borrows it for its encoding
@@ -348,6 +375,13 @@ impl EventBus {
         *next += 1;
         set_seq(&mut envelope, seq);
         prepared.record(seq, move |write, result| {
+            if write.refused {
+                // Its session was deleted: nothing was written, and
+                // nothing is released to anyone.
+                tracing::debug!(seq, "an event of a deleted session was refused");
+                let _ = done.send(Ok(()));
+                return;
+            }
             let evicted = match &result {
                 Ok(evicted) => evicted.clone(),
                 Err(e) => {

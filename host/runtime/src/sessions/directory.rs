@@ -128,7 +128,10 @@ impl Intake {
 
     /// A fresh pair starts with an empty directory; the full sync that follows fills it.
     pub(super) fn fresh_pair(&self) {
-        if let Err(e) = self.store.clear_contacts(&self.live.id) {
+        if let Err(e) = self
+            .store
+            .clear_contacts(&self.live.id, Some(self.live.incarnation))
+        {
             tracing::error!(session = %self.live.id, error = %e, "could not clear the contact directory");
         }
     }
@@ -139,12 +142,22 @@ impl Intake {
         let (source, observations) = from_sync(sync);
         for o in &observations {
             if let Some(lid_user) = o.lid_jid.as_deref().and_then(lid_user_of)
-                && let Err(e) = self.store.learn_lid(&self.live.id, &lid_user, &o.phone)
+                && let Err(e) = self.store.learn_lid(
+                    &self.live.id,
+                    &lid_user,
+                    &o.phone,
+                    Some(self.live.incarnation),
+                )
             {
                 tracing::error!(session = %self.live.id, error = %e, "could not store a lid mapping");
             }
         }
-        let stored = record(&self.store, &self.live.id, source, &observations);
+        let stored = record(
+            &self.store,
+            (&self.live.id, self.live.incarnation),
+            source,
+            &observations,
+        );
         if let Some(applied) = &sync.applied {
             applied.done(stored.is_ok());
         }
@@ -180,14 +193,24 @@ impl Intake {
             _ => return,
         };
         if let Some(o) = obs {
-            let _ = record(&self.store, &self.live.id, source, &[o]);
+            let _ = record(
+                &self.store,
+                (&self.live.id, self.live.incarnation),
+                source,
+                &[o],
+            );
         }
     }
 
     /// An inbound message with the sender's phone and push name.
     pub(super) fn contact_from_message(&self, m: &InboundMessage, phones: &Phones) {
         if let Some(o) = from_message(m, phones) {
-            let _ = record(&self.store, &self.live.id, ContactSource::Message, &[o]);
+            let _ = record(
+                &self.store,
+                (&self.live.id, self.live.incarnation),
+                ContactSource::Message,
+                &[o],
+            );
         }
     }
 }
@@ -195,12 +218,12 @@ impl Intake {
 /// Stores observations; a store failure is logged, never raised (intake goes on).
 pub(super) fn record(
     store: &Store,
-    session_id: &str,
+    (session_id, incarnation): (&str, u64),
     source: ContactSource,
     observations: &[Observation],
 ) -> StoreResult<usize> {
     let now = sql_datetime(unix_now());
-    let result = store.observe_contacts(session_id, observations, source, &now);
+    let result = store.observe_contacts(session_id, observations, source, &now, Some(incarnation));
     match &result {
         Ok(n) if *n > 0 => {
             tracing::debug!(session = %session_id, source = source.as_str(), changed = n, "contact directory updated")

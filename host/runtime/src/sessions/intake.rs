@@ -69,10 +69,18 @@ impl Intake {
     /// the store (session records, lid mappings, contacts), so it runs on a
     /// blocking thread, a batch of waiting events at a time, never on an
     /// async worker.
-    pub async fn run(mut self, mut rx: mpsc::Receiver<NetworkEvent>, cancel: CancellationToken) {
+    /// `deleted` ends it at once: its session is being deleted, and
+    /// nothing more is handled or waited for.
+    pub async fn run(
+        mut self,
+        mut rx: mpsc::Receiver<NetworkEvent>,
+        cancel: CancellationToken,
+        deleted: CancellationToken,
+    ) {
         loop {
             let step = tokio::select! {
                 biased;
+                _ = deleted.cancelled() => return,
                 () = self.queue.flush(), if !self.queue.is_empty() => Step::Flushed,
                 ev = rx.recv(), if self.queue.has_room() => match ev {
                     Some(ev) => Step::Events(vec![ev]),
@@ -220,7 +228,12 @@ impl Intake {
             }
             NetworkEvent::Paired(account) => {
                 tracing::info!(session = %id, phone = %account.phone, "session paired");
-                if let Err(e) = self.store.modify_session(id, |r| r.account = Some(account)) {
+                if let Err(e) = self
+                    .store
+                    .modify_session_of(id, Some(self.live.incarnation), |r| {
+                        r.account = Some(account)
+                    })
+                {
                     tracing::error!(session = %id, error = %e, "could not store the paired account");
                 }
                 self.fresh_pair();
@@ -248,7 +261,12 @@ impl Intake {
                 // Not a drop: the supervisor is not told, so it does not
                 // reconnect, and the session is no longer meant to be
                 // connected, so a restart does not either.
-                if let Err(e) = self.store.modify_session(id, |r| r.want_connected = false) {
+                if let Err(e) = self
+                    .store
+                    .modify_session_of(id, Some(self.live.incarnation), |r| {
+                        r.want_connected = false
+                    })
+                {
                     tracing::error!(session = %id, error = %e, "could not store that the session was replaced");
                 }
                 self.live.update(|s| {
@@ -260,10 +278,13 @@ impl Intake {
                 self.publish(EventName::Disconnected, json!({ "reason": reason }));
             }
             NetworkEvent::LoggedOut { reason } => {
-                if let Err(e) = self.store.modify_session(id, |r| {
-                    r.account = None;
-                    r.want_connected = false;
-                }) {
+                if let Err(e) = self
+                    .store
+                    .modify_session_of(id, Some(self.live.incarnation), |r| {
+                        r.account = None;
+                        r.want_connected = false;
+                    })
+                {
                     tracing::error!(session = %id, error = %e, "could not clear the account");
                 }
                 self.live.update(|s| {
@@ -374,7 +395,10 @@ impl Intake {
 
     fn learn(&self, pair: &LearnedLid) {
         let id = &self.live.id;
-        match self.store.learn_lid(id, &pair.lid_user, &pair.phone) {
+        match self
+            .store
+            .learn_lid(id, &pair.lid_user, &pair.phone, Some(self.live.incarnation))
+        {
             Ok(true) => {
                 tracing::debug!(session = %id, lid = %pair.lid_user, "learned a lid's phone")
             }

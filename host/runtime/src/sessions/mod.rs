@@ -48,6 +48,14 @@ pub struct LiveState {
 pub struct Live {
     /// The session id.
     pub id: String,
+    /// Which session of that id (see `SessionRecord::incarnation`): what
+    /// its intake writes is written for it, and refused once it is deleted.
+    pub incarnation: u64,
+    /// Ended when the session is deleted (or the gateway stops): its
+    /// intake and its pending reconnect stop with it.
+    ended: CancellationToken,
+    /// Cancelled once the intake returned.
+    intake_done: CancellationToken,
     client: Arc<dyn NetworkSession>,
     state: Mutex<LiveState>,
     watch: reconnect::Watch,
@@ -184,6 +192,9 @@ impl Sessions {
         let client = network.attach(spec, tx).await?;
         let live = Arc::new(Live {
             id: record.id.clone(),
+            incarnation: record.incarnation,
+            ended: self.inner.cancel.child_token(),
+            intake_done: CancellationToken::new(),
             client,
             state: Mutex::new(LiveState {
                 status: SessionStatus::Disconnected,
@@ -194,7 +205,7 @@ impl Sessions {
         });
         let intake = Intake {
             store: self.inner.store.clone(),
-            queue: publish_queue::PublishQueue::new(self.inner.bus.clone()),
+            queue: publish_queue::PublishQueue::new(self.inner.bus.clone(), record.incarnation),
             live: live.clone(),
             dedup: Default::default(),
             supervisor: reconnect::Supervisor {
@@ -205,9 +216,16 @@ impl Sessions {
             client: live.client.clone(),
             prepared: HashMap::new(),
         };
-        self.inner
-            .tasks
-            .spawn(intake.run(rx, self.inner.cancel.clone()));
+        let (stop, deleted, done) = (
+            self.inner.cancel.clone(),
+            live.ended.clone(),
+            live.intake_done.clone(),
+        );
+        self.inner.tasks.spawn(async move {
+            // Done however the intake ends (a panic too).
+            let _done = done.drop_guard();
+            intake.run(rx, stop, deleted).await;
+        });
         self.live_map().insert(record.id.clone(), live.clone());
         Ok(live)
     }
@@ -295,9 +313,9 @@ impl Sessions {
             }
         }
         let record = SessionRecord::new(id.clone(), new.name, network, phone);
-        if !self.inner.store.insert_session(&record)? {
+        let Some(record) = self.inner.store.create_session(record)? else {
             return Err(SessionError::AlreadyExists(id));
-        }
+        };
         match self.attach(&record).await {
             Ok(live) => {
                 tracing::info!(session = %id, network = %record.network, "session created");
@@ -335,12 +353,18 @@ impl Sessions {
             .collect())
     }
 
-    /// Deletes a session and everything stored for it.
+    /// Deletes a session and everything stored for it. Its intake and
+    /// pending reconnect are stopped first, and the intake awaited, so it
+    /// writes nothing after the cascade (what it had in flight is refused
+    /// by the store anyway: it is written for this incarnation).
     pub async fn delete(&self, id: &str) -> Result<(), SessionError> {
         let live = self
             .live_map()
             .remove(id)
             .ok_or_else(|| SessionError::NotFound(id.to_owned()))?;
+        live.ended.cancel();
+        live.watch.cancel_pending();
+        live.intake_done.cancelled().await;
         if let Err(e) = live.client.disconnect().await {
             tracing::debug!(session = %id, error = %e, "disconnect before delete failed");
         }

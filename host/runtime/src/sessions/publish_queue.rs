@@ -52,6 +52,7 @@ enum Waiting {
 /// Parked writes, oldest first, and the bus they go through.
 pub(super) struct PublishQueue {
     bus: EventBus,
+    incarnation: u64,
     waiting: VecDeque<Waiting>,
     /// Keys of messages whose records could not be stored, for intake to
     /// forget from its dedup window.
@@ -70,10 +71,12 @@ fn commit(recorded: Recorded) -> Commit {
 }
 
 impl PublishQueue {
-    /// An empty queue publishing to `bus`.
-    pub fn new(bus: EventBus) -> Self {
+    /// An empty queue publishing to `bus` for one incarnation of its
+    /// session (the store refuses what is published for it once deleted).
+    pub fn new(bus: EventBus, incarnation: u64) -> Self {
         Self {
             bus,
+            incarnation,
             waiting: VecDeque::new(),
             failed: Vec::new(),
         }
@@ -92,7 +95,7 @@ impl PublishQueue {
     /// Publishes `envelope` and parks its recording.
     pub fn push(&mut self, envelope: Envelope, owed: Owed) {
         let session_id = envelope.session_id.clone();
-        let recorded = self.bus.publish(envelope);
+        let recorded = self.bus.publish_for(envelope, self.incarnation);
         self.park(commit(recorded), session_id, owed);
     }
 
@@ -101,7 +104,9 @@ impl PublishQueue {
     /// [`Self::take_failed`].
     pub fn push_message(&mut self, envelope: Envelope, record: MessageRecord, owed: Owed) {
         let session_id = envelope.session_id.clone();
-        let recorded = self.bus.publish_message(envelope, record);
+        let recorded = self
+            .bus
+            .publish_message_for(envelope, record, self.incarnation);
         self.park(commit(recorded), session_id, owed);
     }
 
@@ -219,7 +224,7 @@ mod tests {
 
     #[tokio::test]
     async fn writes_settle_in_order_and_only_once_done() {
-        let mut q = PublishQueue::new(EventBus::new());
+        let mut q = PublishQueue::new(EventBus::new(), 0);
         let (done1, rx1) = oneshot::channel();
         let (done2, rx2) = oneshot::channel();
         q.park(commit_of(rx1), "s".into(), Owed::default());
@@ -244,7 +249,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_batch_receipt_is_answered_once_its_writes_are_durable() {
-        let mut q = PublishQueue::new(EventBus::new());
+        let mut q = PublishQueue::new(EventBus::new(), 0);
         let (receipt, mut answer) = StoredReceipt::new();
         let (done, rx) = oneshot::channel();
         let owed = Owed {
@@ -270,7 +275,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_record_that_cannot_be_stored_fails_its_batch_and_is_forgotten() {
-        let mut q = PublishQueue::new(EventBus::new());
+        let mut q = PublishQueue::new(EventBus::new(), 0);
         let (receipt, mut answer) = StoredReceipt::new();
         let (done, rx) = oneshot::channel();
         let key = MessageKey::of(&crate::network::InboundMessage {

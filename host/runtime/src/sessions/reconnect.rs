@@ -238,7 +238,8 @@ impl Sessions {
 
     /// Tries to reconnect after `delay`, unless cancelled or no longer wanted then.
     fn schedule_reconnect(&self, live: &Arc<Live>, delay: Duration) {
-        let token = self.inner.cancel.child_token();
+        // Ends with the gateway, or when the session is deleted.
+        let token = live.ended.child_token();
         live.watch.set_pending(token.clone());
         let this = self.clone();
         let live = live.clone();

@@ -35,6 +35,9 @@ pub struct WebhookConfig {
     /// go to the dead-letter queue with the reason `backlog_full`
     /// (`WEBHOOK_BACKLOG_LIMIT`, 10,000).
     pub backlog_limit: usize,
+    /// Webhooks a session may have (`MAX_WEBHOOKS_PER_SESSION`, 20): every
+    /// event writes one outbox row per webhook, in the write all sessions share.
+    pub max_per_session: usize,
     /// Deliveries in flight at once per URL.
     pub concurrency_per_url: usize,
     /// Test-only fixed DNS answers (`None`, the system's resolver). No flag
@@ -60,6 +63,7 @@ impl Default for WebhookConfig {
             timeout: Duration::from_secs(10),
             allow_private: false,
             backlog_limit: 10_000,
+            max_per_session: 20,
             concurrency_per_url: 32,
             static_hosts: None,
         }

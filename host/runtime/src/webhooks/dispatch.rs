@@ -1,5 +1,9 @@
-//! Delivery: one lane and one worker per URL, so a slow or dead receiver only
-//! slows itself. Every delivery is in the store's outbox before it gets here
+//! Delivery: one lane and one worker per session and URL, so a slow or dead
+//! receiver only slows itself, and one session's failures to a URL suspend
+//! only that session's deliveries to it (a tenant that registers another's
+//! URL with a bad secret suspends nobody but itself). A lane exists while it
+//! has deliveries, and its worker ends when it is empty; a circuit exists
+//! for a registered webhook's URL or a pending delivery, and goes with them. Every delivery is in the store's outbox before it gets here
 //! (see the event bus); the lanes mirror it in memory: deliveries ready to
 //! go (in event order), waiting for a retry, or in flight. Each attempt is
 //! signed afresh; a success removes the row (successes are removed in
@@ -47,9 +51,27 @@ pub struct Delivery {
     pub d: PendingDelivery,
     /// The serialized envelope, sent verbatim.
     pub payload: Bytes,
-    /// The session's generation when the event happened; a delivery of an
-    /// older generation belongs to a deleted session and is dropped.
-    pub generation: u64,
+    /// The incarnation of the session the event happened in (`None`: a
+    /// session no longer live); a delivery of another incarnation than the
+    /// live one belongs to a deleted session and is dropped.
+    pub incarnation: Option<u64>,
+}
+
+/// One session's deliveries to one URL: (session id, URL).
+pub type LaneKey = (String, String);
+
+fn lane_of(key: &OutboxKey) -> LaneKey {
+    (key.session_id.clone(), key.url.clone())
+}
+
+/// What is live, for telling a delivery still owed from one of a deleted
+/// session or webhook: bounded by the sessions and webhooks there are.
+#[derive(Default)]
+struct Owners {
+    /// Live sessions by id, with their incarnation.
+    sessions: HashMap<String, u64>,
+    /// Registered webhooks by id.
+    webhooks: HashSet<String>,
 }
 
 /// What a URL has pending, for metrics and diagnostics.
@@ -76,7 +98,26 @@ struct Lane {
     worker: bool,
 }
 
+/// What a lane's worker does next.
+enum Next {
+    Go(Delivery),
+    Wait,
+    Retired,
+}
+
+/// Whether a session has a webhook registered for a URL.
+pub type Registered = Arc<dyn Fn(&str, &str) -> bool + Send + Sync>;
+
+/// The signing secret of a session's webhook, by its id (`None`: unsigned,
+/// or no such webhook).
+pub type SecretOf = Arc<dyn Fn(&str, &str) -> Option<String> + Send + Sync>;
+
 impl Lane {
+    /// Nothing ready, waiting or in flight.
+    fn is_empty(&self) -> bool {
+        self.ready.is_empty() && self.waiting.is_empty() && self.in_flight.is_empty()
+    }
+
     fn backlog(&self, now_ms: i64) -> Backlog {
         let pending = self.ready.len() + self.waiting.len() + self.in_flight.len();
         let oldest = self
@@ -98,10 +139,9 @@ struct Shared {
     policy: SuspendPolicy,
     store: Store,
     client: DeliveryClient,
-    circuits: Mutex<HashMap<String, Circuit>>,
-    lanes: Mutex<HashMap<String, Lane>>,
-    generations: Mutex<HashMap<String, u64>>,
-    retired_webhooks: Mutex<HashSet<String>>,
+    circuits: Mutex<HashMap<LaneKey, Circuit>>,
+    lanes: Mutex<HashMap<LaneKey, Lane>>,
+    owners: Mutex<Owners>,
     /// Delivered rows waiting to be removed.
     delivered: mpsc::UnboundedSender<OutboxKey>,
     tasks: TaskTracker,
@@ -113,6 +153,8 @@ struct Shared {
 #[derive(Clone)]
 pub struct Dispatcher {
     shared: Arc<Shared>,
+    registered: Arc<std::sync::OnceLock<Registered>>,
+    secrets: Arc<std::sync::OnceLock<SecretOf>>,
 }
 
 struct Failure {
@@ -149,73 +191,108 @@ impl Dispatcher {
                 client,
                 circuits: Mutex::new(HashMap::new()),
                 lanes: Mutex::new(HashMap::new()),
-                generations: Mutex::new(HashMap::new()),
-                retired_webhooks: Mutex::new(HashSet::new()),
+                owners: Mutex::new(Owners::default()),
                 delivered,
                 tasks: tasks.clone(),
                 cancel,
                 counters: WebhookCounters::default(),
             }),
+            registered: Arc::new(std::sync::OnceLock::new()),
+            secrets: Arc::new(std::sync::OnceLock::new()),
         };
         let remover = this.shared.store.clone();
         tasks.spawn(remove_delivered(remover, rx, this.shared.cancel.clone()));
         this
     }
 
-    fn circuits(&self) -> MutexGuard<'_, HashMap<String, Circuit>> {
+    fn circuits(&self) -> MutexGuard<'_, HashMap<LaneKey, Circuit>> {
         lock(&self.shared.circuits)
     }
 
-    /// The current generation of a session (bumped when it is deleted).
-    pub fn generation(&self, session_id: &str) -> u64 {
-        lock(&self.shared.generations)
-            .get(session_id)
-            .copied()
-            .unwrap_or(0)
+    /// Records that a session is live under `incarnation` (created, or
+    /// found at start).
+    pub fn session_live(&self, session_id: &str, incarnation: u64) {
+        lock(&self.shared.owners)
+            .sessions
+            .insert(session_id.to_owned(), incarnation);
+    }
+
+    /// Records that a webhook is registered.
+    pub fn webhook_live(&self, webhook_id: &str) {
+        lock(&self.shared.owners)
+            .webhooks
+            .insert(webhook_id.to_owned());
+    }
+
+    /// The live incarnation of a session, if it is live.
+    pub fn incarnation(&self, session_id: &str) -> Option<u64> {
+        lock(&self.shared.owners).sessions.get(session_id).copied()
     }
 
     /// Drops every queued or pending delivery of a deleted session (its
-    /// outbox rows went with the session).
-    pub fn retire_session(&self, session_id: &str) {
-        *lock(&self.shared.generations)
-            .entry(session_id.to_owned())
-            .or_insert(0) += 1;
+    /// outbox rows went with the session), its webhooks and its circuits.
+    pub fn retire_session(&self, session_id: &str, webhooks: &[String]) {
+        {
+            let mut owners = lock(&self.shared.owners);
+            owners.sessions.remove(session_id);
+            for id in webhooks {
+                owners.webhooks.remove(id);
+            }
+        }
+        self.circuits().retain(|(s, _), _| s != session_id);
         let mut lanes = lock(&self.shared.lanes);
-        for lane in lanes.values_mut() {
-            lane.ready.retain(|_, d| d.d.session_id != session_id);
+        for ((s, _), lane) in lanes.iter_mut() {
+            if s == session_id {
+                lane.ready.clear();
+                lane.notify.notify_one();
+            }
         }
     }
 
     /// Drops every queued or pending delivery of a deleted webhook (replays
-    /// excepted; the caller removed its outbox rows).
-    pub fn retire_webhook(&self, webhook_id: &str) {
-        lock(&self.shared.retired_webhooks).insert(webhook_id.to_owned());
+    /// excepted; the caller removed its outbox rows); `url_still_used`
+    /// says whether another webhook of the session has its URL (else the
+    /// circuit goes too, once nothing is pending for it).
+    pub fn retire_webhook(&self, session_id: &str, webhook_id: &str, url: Option<&str>) {
+        lock(&self.shared.owners).webhooks.remove(webhook_id);
         let mut lanes = lock(&self.shared.lanes);
         for lane in lanes.values_mut() {
             lane.ready
                 .retain(|_, d| d.d.replayed || d.d.webhook_id.as_deref() != Some(webhook_id));
         }
+        if let Some(url) = url {
+            let key = (session_id.to_owned(), url.to_owned());
+            let pending = lanes.get(&key).is_some_and(|l| !l.is_empty());
+            drop(lanes);
+            if !pending {
+                self.circuits().remove(&key);
+            }
+        }
     }
 
     /// Whether a delivery belongs to a deleted session or webhook.
     fn is_stale(&self, d: &Delivery) -> bool {
-        if d.generation != self.generation(&d.d.session_id) {
+        let owners = lock(&self.shared.owners);
+        if d.incarnation.is_none() || owners.sessions.get(&d.d.session_id) != d.incarnation.as_ref()
+        {
             return true;
         }
         if d.d.replayed {
             return false;
         }
-        let set = lock(&self.shared.retired_webhooks);
-        d.d.webhook_id.as_ref().is_some_and(|id| set.contains(id))
+        d.d.webhook_id
+            .as_ref()
+            .is_some_and(|id| !owners.webhooks.contains(id))
     }
 
-    /// Asks a URL's circuit whether a fresh event is attempted: `None` when
-    /// the URL is suspended (the event is counted as skipped and owes it
-    /// nothing, as the spec says), else whether it goes as the probe.
-    pub fn admit(&self, url: &str) -> Option<bool> {
+    /// Asks the circuit of a session's deliveries to a URL whether a fresh
+    /// event is attempted: `None` when it is suspended (the event is
+    /// counted as skipped and owes it nothing, as the spec says), else
+    /// whether it goes as the probe.
+    pub fn admit(&self, session_id: &str, url: &str) -> Option<bool> {
         match self
             .circuits()
-            .entry(url.to_owned())
+            .entry((session_id.to_owned(), url.to_owned()))
             .or_default()
             .admit(Instant::now())
         {
@@ -237,7 +314,7 @@ impl Dispatcher {
                 let wait = std::time::Duration::from_millis((due - now) as u64);
                 {
                     let mut lanes = lock(&self.shared.lanes);
-                    let lane = lanes.entry(delivery.key.url.clone()).or_default();
+                    let lane = lanes.entry(lane_of(&delivery.key)).or_default();
                     lane.waiting
                         .insert(delivery.key.delivery_id.clone(), delivery.d.created_at);
                 }
@@ -254,7 +331,7 @@ impl Dispatcher {
         self.shared.counters.backlog_full.inc_by(keys.len() as u64);
         let mut lanes = lock(&self.shared.lanes);
         for key in keys {
-            if let Some(lane) = lanes.get_mut(&key.url) {
+            if let Some(lane) = lanes.get_mut(&lane_of(key)) {
                 lane.ready.remove(&(key.seq, key.delivery_id.clone()));
                 lane.waiting.remove(&key.delivery_id);
             }
@@ -263,9 +340,9 @@ impl Dispatcher {
 
     /// Puts a delivery in its lane's ready set, starting the lane's worker.
     fn ready(&self, delivery: Delivery) {
-        let url = delivery.key.url.clone();
+        let key = lane_of(&delivery.key);
         let mut lanes = lock(&self.shared.lanes);
-        let lane = lanes.entry(url.clone()).or_default();
+        let lane = lanes.entry(key.clone()).or_default();
         lane.ready.insert(
             (delivery.key.seq, delivery.key.delivery_id.clone()),
             delivery,
@@ -275,24 +352,32 @@ impl Dispatcher {
             lane.worker = true;
             let notify = lane.notify.clone();
             drop(lanes);
-            self.spawn_worker(url, notify);
+            self.spawn_worker(key, notify);
         }
     }
 
-    fn spawn_worker(&self, url: String, notify: Arc<Notify>) {
+    fn spawn_worker(&self, key: LaneKey, notify: Arc<Notify>) {
         let this = self.clone();
         self.shared.tasks.spawn(async move {
             let permits = Arc::new(Semaphore::new(
                 this.shared.config.concurrency_per_url.max(1),
             ));
+            let mut retired = false;
             loop {
                 let permit = tokio::select! {
                     _ = this.shared.cancel.cancelled() => break,
                     p = permits.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
                 };
                 let next = loop {
-                    if let Some(d) = this.next_ready(&url) {
-                        break Some(d);
+                    match this.next_ready(&key) {
+                        Next::Go(d) => break Some(d),
+                        // Nothing pending at all: the lane and its worker
+                        // go (a later delivery makes them again).
+                        Next::Retired => {
+                            retired = true;
+                            break None;
+                        }
+                        Next::Wait => {}
                     }
                     tokio::select! {
                         _ = this.shared.cancel.cancelled() => break None,
@@ -306,26 +391,45 @@ impl Dispatcher {
                     drop(permit);
                 });
             }
-            if let Some(lane) = lock(&this.shared.lanes).get_mut(&url) {
+            // A retired lane is gone (one made since has its own worker).
+            if !retired && let Some(lane) = lock(&this.shared.lanes).get_mut(&key) {
                 lane.worker = false;
             }
-            tracing::debug!(%url, "webhook worker stopped");
+            tracing::debug!(session = %key.0, url = %key.1, "webhook worker stopped");
         });
     }
 
-    /// Takes the oldest ready delivery of a URL, marking it in flight.
-    fn next_ready(&self, url: &str) -> Option<Delivery> {
+    /// Takes the oldest ready delivery of a lane, marking it in flight; a
+    /// lane with nothing ready, waiting or in flight is removed, with the
+    /// circuit of a URL no webhook of the session has any more.
+    fn next_ready(&self, key: &LaneKey) -> Next {
         let mut lanes = lock(&self.shared.lanes);
-        let lane = lanes.get_mut(url)?;
-        let (_, d) = lane.ready.pop_first()?;
-        lane.in_flight
-            .insert(d.key.delivery_id.clone(), d.d.created_at);
-        Some(d)
+        let Some(lane) = lanes.get_mut(key) else {
+            return Next::Retired;
+        };
+        if let Some((_, d)) = lane.ready.pop_first() {
+            lane.in_flight
+                .insert(d.key.delivery_id.clone(), d.d.created_at);
+            return Next::Go(d);
+        }
+        if !lane.is_empty() {
+            return Next::Wait;
+        }
+        lanes.remove(key);
+        drop(lanes);
+        let registered = self.registered.get().is_some_and(|r| r(&key.0, &key.1));
+        if !registered {
+            self.circuits().remove(key);
+        }
+        Next::Retired
     }
 
     fn settled(&self, key: &OutboxKey) {
-        if let Some(lane) = lock(&self.shared.lanes).get_mut(&key.url) {
+        if let Some(lane) = lock(&self.shared.lanes).get_mut(&lane_of(key)) {
             lane.in_flight.remove(&key.delivery_id);
+            if lane.is_empty() {
+                lane.notify.notify_one();
+            }
         }
     }
 
@@ -348,7 +452,7 @@ impl Dispatcher {
                 self.shared.counters.delivered.inc();
                 let t = self
                     .circuits()
-                    .entry(d.key.url.clone())
+                    .entry(lane_of(&d.key))
                     .or_default()
                     .on_success();
                 if t == Some(Transition::Resumed) {
@@ -368,11 +472,11 @@ impl Dispatcher {
                 let policy = self.shared.policy;
                 let t = self
                     .circuits()
-                    .entry(d.key.url.clone())
+                    .entry(lane_of(&d.key))
                     .or_default()
                     .on_failure(&f.message, d.d.probe, now, &policy);
                 if let Some(Transition::Suspended(for_)) = t {
-                    tracing::warn!(url = %d.key.url, suspended_secs = for_.as_secs_f64(), error = %f.message, "webhook_suspended: deliveries to this URL are suspended");
+                    tracing::warn!(session = %d.d.session_id, url = %d.key.url, suspended_secs = for_.as_secs_f64(), error = %f.message, "webhook_suspended: deliveries to this URL are suspended");
                 }
                 tracing::debug!(url = %d.key.url, attempt = d.d.attempts, error = %f.message, "webhook delivery failed");
                 if d.d.probe || !f.retryable || d.d.attempts >= self.shared.config.max_attempts {
@@ -392,7 +496,7 @@ impl Dispatcher {
         let next_at = unix_now_ms() + delay.as_millis() as i64;
         {
             let mut lanes = lock(&self.shared.lanes);
-            let lane = lanes.entry(d.key.url.clone()).or_default();
+            let lane = lanes.entry(lane_of(&d.key)).or_default();
             lane.in_flight.remove(&d.key.delivery_id);
             lane.waiting
                 .insert(d.key.delivery_id.clone(), d.d.created_at);
@@ -417,9 +521,15 @@ impl Dispatcher {
     }
 
     fn forget_waiting(&self, key: &OutboxKey) -> bool {
-        lock(&self.shared.lanes)
-            .get_mut(&key.url)
-            .is_some_and(|lane| lane.waiting.remove(&key.delivery_id).is_some())
+        let mut lanes = lock(&self.shared.lanes);
+        let Some(lane) = lanes.get_mut(&lane_of(key)) else {
+            return false;
+        };
+        let was = lane.waiting.remove(&key.delivery_id).is_some();
+        if lane.is_empty() {
+            lane.notify.notify_one();
+        }
+        was
     }
 
     /// Moves a waiting delivery back to ready after `delay`, unless it was
@@ -433,7 +543,7 @@ impl Dispatcher {
                     if !this.forget_waiting(&d.key) {
                         return;
                     }
-                    if this.is_open(&d.key.url) {
+                    if this.is_open(&d.key.session_id, &d.key.url) {
                         let why = last_error
                             .or_else(|| d.d.last_error.clone())
                             .unwrap_or_else(|| "failed".into());
@@ -470,11 +580,11 @@ impl Dispatcher {
             HeaderName::from_static(DELIVERY_ID_HEADER),
             header_value(&d.key.delivery_id)?,
         );
-        if let Some(secret) = &d.d.secret {
+        if let Some(secret) = self.secret_of(d) {
             let ts = crate::domain::time::unix_now();
             for (name, value) in signature_headers(
                 d.d.signature_scheme,
-                secret,
+                &secret,
                 &d.key.delivery_id,
                 ts,
                 &d.payload,
@@ -541,12 +651,14 @@ impl Dispatcher {
         }
     }
 
-    /// Whether a URL is suspended or probing.
-    pub fn is_open(&self, url: &str) -> bool {
-        self.circuits().get(url).is_some_and(Circuit::is_open)
+    /// Whether a session's deliveries to a URL are suspended or probing.
+    pub fn is_open(&self, session_id: &str, url: &str) -> bool {
+        self.circuits()
+            .get(&(session_id.to_owned(), url.to_owned()))
+            .is_some_and(Circuit::is_open)
     }
 
-    /// How many URLs are suspended or probing.
+    /// How many (session, URL) pairs are suspended or probing.
     pub fn suspended_urls(&self) -> usize {
         self.circuits().values().filter(|c| c.is_open()).count()
     }
@@ -568,41 +680,81 @@ impl Dispatcher {
         &self.shared.counters
     }
 
-    /// Clears a URL's suspension at once.
-    pub fn reset(&self, url: &str) {
-        if let Some(c) = self.circuits().get_mut(url) {
+    /// Clears the suspension of a session's deliveries to a URL at once.
+    pub fn reset(&self, session_id: &str, url: &str) {
+        let key = (session_id.to_owned(), url.to_owned());
+        if let Some(c) = self.circuits().get_mut(&key) {
             let was_open = c.is_open();
             c.reset();
             if was_open {
-                tracing::info!(%url, "webhook_resumed: suspension cleared by re-enable");
+                tracing::info!(session = %session_id, %url, "webhook_resumed: suspension cleared by re-enable");
             }
         }
     }
 
-    /// The delivery health of a URL.
-    pub fn health(&self, url: &str) -> Health {
+    /// The delivery health of a session's deliveries to a URL.
+    pub fn health(&self, session_id: &str, url: &str) -> Health {
         let now = Instant::now();
         self.circuits()
-            .get(url)
+            .get(&(session_id.to_owned(), url.to_owned()))
             .map_or_else(|| Circuit::default().health(now), |c| c.health(now))
     }
 
-    /// What a URL has pending.
-    pub fn backlog(&self, url: &str) -> Backlog {
+    /// What a session has pending for a URL.
+    pub fn backlog(&self, session_id: &str, url: &str) -> Backlog {
         lock(&self.shared.lanes)
-            .get(url)
+            .get(&(session_id.to_owned(), url.to_owned()))
             .map(|l| l.backlog(unix_now_ms()))
             .unwrap_or_default()
     }
 
-    /// What every URL with deliveries pending has, by URL.
+    /// What every URL with deliveries pending has, by URL (every session's
+    /// together: the gateway's metrics are the operator's, by URL).
     pub fn backlogs(&self) -> Vec<(String, Backlog)> {
         let now = unix_now_ms();
-        lock(&self.shared.lanes)
-            .iter()
-            .map(|(url, l)| (url.clone(), l.backlog(now)))
-            .filter(|(_, b)| b.pending > 0)
-            .collect()
+        let mut by_url: HashMap<String, Backlog> = HashMap::new();
+        for ((_, url), lane) in lock(&self.shared.lanes).iter() {
+            let b = lane.backlog(now);
+            if b.pending == 0 {
+                continue;
+            }
+            let sum = by_url.entry(url.clone()).or_default();
+            sum.pending += b.pending;
+            sum.oldest_seconds = match (sum.oldest_seconds, b.oldest_seconds) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+        }
+        by_url.into_iter().collect()
+    }
+
+    /// How many lanes and circuits are held (each exists only while its
+    /// webhook is registered or its deliveries are pending).
+    pub fn held(&self) -> (usize, usize) {
+        (lock(&self.shared.lanes).len(), self.circuits().len())
+    }
+
+    /// Sets what says whether a session has a webhook registered for a URL
+    /// (the registry's cache), read when an empty lane goes.
+    pub fn set_registered(&self, registered: Registered) {
+        let _ = self.registered.set(registered);
+    }
+
+    /// Sets where a delivery's secret is found: pending rows hold none of
+    /// their own (but a replay's, and rows written before this was so).
+    pub fn set_secrets(&self, secrets: SecretOf) {
+        let _ = self.secrets.set(secrets);
+    }
+
+    /// The secret a delivery signs with: its own when it holds one, else
+    /// its webhook's as registered now.
+    fn secret_of(&self, d: &Delivery) -> Option<String> {
+        // A replay keeps what its dead-letter entry captured, even none.
+        if d.d.secret.is_some() || d.d.replayed {
+            return d.d.secret.clone();
+        }
+        let webhook = d.d.webhook_id.as_deref()?;
+        self.secrets.get().and_then(|f| f(&d.d.session_id, webhook))
     }
 }
 

@@ -26,7 +26,7 @@ use tokio_util::task::TaskTracker;
 use crate::domain::event::{Envelope, EventName};
 use crate::domain::time::{unix_now, unix_now_ms};
 use crate::events::{EventFilter, Outbox, OutboxLimits};
-use crate::store::{NewDelivery, OutboxKey, OutboxRow, Store, StoreError};
+use crate::store::{NewDelivery, OutboxKey, OutboxRow, Store, StoreError, WebhookInsert};
 use circuit::Health;
 use config::WebhookConfig;
 pub use dispatch::Backlog;
@@ -50,6 +50,21 @@ pub enum WebhookError {
     /// No such dead-letter entry on this session.
     #[error("no dead-letter entry with id `{0}` on this session")]
     DlqNotFound(String),
+    /// The session was deleted while the webhook was being registered.
+    #[error("session `{0}` was deleted")]
+    SessionGone(String),
+    /// The session has as many webhooks as it may.
+    #[error(
+        "session `{session}` has {held} webhooks, the most a session may have (MAX_WEBHOOKS_PER_SESSION = {limit}); delete one first"
+    )]
+    TooMany {
+        /// The session.
+        session: String,
+        /// Webhooks it has.
+        held: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// The entry's URL is suspended; replay would not be attempted.
     #[error(
         "deliveries to {0} are suspended; the entry stays queued (re-enable the webhook or wait for the probe)"
@@ -77,6 +92,11 @@ struct Inner {
     store: Store,
     config: WebhookConfig,
     by_session: RwLock<HashMap<String, Arc<[Webhook]>>>,
+    /// Held by every change of the registry from its store write until
+    /// memory shows it (register, enable, delete, forgetting a session), so
+    /// two changes never interleave: none is lost, and none written back
+    /// over a delete.
+    changes: std::sync::Mutex<()>,
     dispatcher: Dispatcher,
     /// Filters scoped to single webhooks (plugin bindings with `webhooks`).
     scoped: std::sync::OnceLock<Arc<dyn EventFilter>>,
@@ -110,14 +130,56 @@ impl Webhooks {
                 .or_default()
                 .push(hook);
         }
-        let by_session = by_session
+        let by_session: HashMap<String, Arc<[Webhook]>> = by_session
             .into_iter()
             .map(|(k, v)| (k, Arc::from(v)))
             .collect();
         let dispatcher = Dispatcher::new(config.clone(), store.clone(), client, cancel, tasks);
+        for record in store.list_sessions()? {
+            dispatcher.session_live(&record.id, record.incarnation);
+        }
+        for hook in by_session.values().flat_map(|hooks| hooks.iter()) {
+            dispatcher.webhook_live(&hook.id);
+        }
+        let this = Self {
+            inner: Arc::new(Inner {
+                store,
+                config,
+                by_session: RwLock::new(by_session),
+                changes: std::sync::Mutex::new(()),
+                dispatcher,
+                scoped: std::sync::OnceLock::new(),
+                others: RwLock::new(Vec::new()),
+            }),
+        };
+        // An empty lane keeps its circuit while a webhook of the session
+        // still has the URL (its suspension holds).
+        let registry = Arc::downgrade(&this.inner);
+        this.inner
+            .dispatcher
+            .set_registered(Arc::new(move |session: &str, url: &str| {
+                registry.upgrade().is_some_and(|inner| {
+                    Webhooks { inner }
+                        .hooks(session)
+                        .iter()
+                        .any(|h| h.url == url)
+                })
+            }));
+        // A pending delivery signs with its webhook's secret as registered.
+        let registry = Arc::downgrade(&this.inner);
+        this.inner
+            .dispatcher
+            .set_secrets(Arc::new(move |session: &str, webhook_id: &str| {
+                let inner = registry.upgrade()?;
+                Webhooks { inner }
+                    .hooks(session)
+                    .iter()
+                    .find(|h| h.id == webhook_id)
+                    .and_then(|h| h.secret.clone())
+            }));
         // The outbox also holds the broker's and the integrations' rows;
         // those resume there.
-        let (pending, others) = store.outbox_of(is_webhook_url)?;
+        let (pending, others) = this.inner.store.outbox_of(is_webhook_url)?;
         if others > 0 {
             tracing::info!(
                 events = others,
@@ -129,19 +191,18 @@ impl Webhooks {
                 deliveries = pending.len(),
                 "resuming the webhook deliveries pending at the last stop"
             );
-            dispatcher.counters().resumed.inc_by(pending.len() as u64);
-            dispatcher.take(pending.into_iter().map(|row| delivery(row, 0)));
+            this.inner
+                .dispatcher
+                .counters()
+                .resumed
+                .inc_by(pending.len() as u64);
+            let incarnation = |s: &str| this.inner.dispatcher.incarnation(s);
+            this.inner.dispatcher.take(pending.into_iter().map(|row| {
+                let i = incarnation(&row.key.session_id);
+                delivery(row, i)
+            }));
         }
-        Ok(Self {
-            inner: Arc::new(Inner {
-                store,
-                config,
-                by_session: RwLock::new(by_session),
-                dispatcher,
-                scoped: std::sync::OnceLock::new(),
-                others: RwLock::new(Vec::new()),
-            }),
-        })
+        Ok(this)
     }
 
     /// Adds another outbox destination whose dead-letter entries share the
@@ -183,6 +244,18 @@ impl Webhooks {
             .unwrap_or_else(|| Arc::from(Vec::new()))
     }
 
+    fn change(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.inner.changes.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Changes a session's cached webhooks in place (call holding
+    /// [`Self::change`]).
+    fn edit_hooks(&self, session_id: &str, f: impl FnOnce(&mut Vec<Webhook>)) {
+        let mut hooks = self.hooks(session_id).to_vec();
+        f(&mut hooks);
+        self.set_hooks(session_id, hooks);
+    }
+
     fn set_hooks(&self, session_id: &str, hooks: Vec<Webhook>) {
         let mut map = self
             .inner
@@ -196,10 +269,14 @@ impl Webhooks {
         }
     }
 
-    /// Registers a webhook for a session (the caller checked the session exists).
+    /// Registers a webhook for the session `session_id` of `incarnation`
+    /// (the caller read it from the session's record): refused when that
+    /// session is deleted before the webhook is stored, or has
+    /// `max_per_session` webhooks already.
     pub async fn register(
         &self,
         session_id: &str,
+        incarnation: u64,
         new: NewWebhook,
     ) -> Result<Webhook, WebhookError> {
         let invalid = |field, message: String| WebhookError::Invalid { field, message };
@@ -234,10 +311,29 @@ impl Webhooks {
             created_at: unix_now(),
             signature_scheme: new.signature_scheme,
         };
-        self.inner.store.put_webhook(&hook)?;
-        let mut hooks = self.hooks(session_id).to_vec();
-        hooks.push(hook.clone());
-        self.set_hooks(session_id, hooks);
+        let limit = config.max_per_session;
+        {
+            // The store's check and the cache's change under one lock: a
+            // delete of the session either came first (refused here) or
+            // forgets the session after this (see `forget_session`).
+            let _change = self.change();
+            match self.inner.store.insert_webhook(&hook, incarnation, limit)? {
+                WebhookInsert::Stored => {}
+                WebhookInsert::SessionGone => {
+                    return Err(WebhookError::SessionGone(session_id.to_owned()));
+                }
+                WebhookInsert::Full(held) => {
+                    return Err(WebhookError::TooMany {
+                        session: session_id.to_owned(),
+                        held,
+                        limit,
+                    });
+                }
+            }
+            self.inner.dispatcher.session_live(session_id, incarnation);
+            self.inner.dispatcher.webhook_live(&hook.id);
+            self.edit_hooks(session_id, |hooks| hooks.push(hook.clone()));
+        }
         tracing::info!(session = %session_id, webhook = %hook.id, url = %hook.url, "webhook registered");
         Ok(hook)
     }
@@ -250,43 +346,52 @@ impl Webhooks {
     /// Deletes a webhook and the deliveries it still has pending (a DLQ
     /// replay under way stays: it goes to its stored URL).
     pub fn delete(&self, session_id: &str, id: &str) -> Result<(), WebhookError> {
-        let url = self
-            .hooks(session_id)
-            .iter()
-            .find(|h| h.id == id)
-            .map(|h| h.url.clone());
+        let _change = self.change();
+        let hooks = self.hooks(session_id);
+        let url = hooks.iter().find(|h| h.id == id).map(|h| h.url.clone());
         if !self.inner.store.delete_webhook(session_id, id)? {
             return Err(WebhookError::NotFound(id.to_owned()));
         }
-        self.inner.dispatcher.retire_webhook(id);
+        // The URL's circuit goes too unless another webhook of the session has it.
+        let unused = url
+            .as_deref()
+            .filter(|u| !hooks.iter().any(|h| h.id != id && h.url == *u));
+        self.inner.dispatcher.retire_webhook(session_id, id, unused);
         if let Some(url) = url {
-            let dropped = self.inner.store.outbox_forget_webhook(&url, id)?;
+            let dropped = self
+                .inner
+                .store
+                .outbox_forget_webhook(session_id, &url, id)?;
             if dropped > 0 {
                 tracing::info!(session = %session_id, webhook = %id, dropped, "pending deliveries of a deleted webhook dropped");
             }
         }
-        let hooks = self
-            .hooks(session_id)
-            .iter()
-            .filter(|h| h.id != id)
-            .cloned()
-            .collect();
-        self.set_hooks(session_id, hooks);
+        self.edit_hooks(session_id, |hooks| hooks.retain(|h| h.id != id));
         Ok(())
     }
 
-    /// Turns a webhook on and clears any suspension of its URL at once.
+    /// Turns a webhook on and clears any suspension of its URL at once. The
+    /// change is made on the registry as it is under the change lock (not
+    /// on a copy read before), and written only while the webhook is
+    /// stored, so a register or delete beside it keeps its effect.
     pub fn enable(&self, session_id: &str, id: &str) -> Result<Webhook, WebhookError> {
-        let mut hooks = self.hooks(session_id).to_vec();
-        let hook = hooks
-            .iter_mut()
+        let _change = self.change();
+        let mut hook = self
+            .hooks(session_id)
+            .iter()
             .find(|h| h.id == id)
+            .cloned()
             .ok_or_else(|| WebhookError::NotFound(id.to_owned()))?;
         hook.enabled = true;
-        let hook = hook.clone();
-        self.inner.store.put_webhook(&hook)?;
-        self.set_hooks(session_id, hooks);
-        self.inner.dispatcher.reset(&hook.url);
+        if !self.inner.store.update_webhook(&hook)? {
+            return Err(WebhookError::NotFound(id.to_owned()));
+        }
+        self.edit_hooks(session_id, |hooks| {
+            for h in hooks.iter_mut().filter(|h| h.id == hook.id) {
+                h.enabled = true;
+            }
+        });
+        self.inner.dispatcher.reset(session_id, &hook.url);
         Ok(hook)
     }
 
@@ -318,7 +423,12 @@ impl Webhooks {
                 }
             })?)
         };
-        if other.is_none() && self.inner.dispatcher.is_open(&entry.webhook_url) {
+        if other.is_none()
+            && self
+                .inner
+                .dispatcher
+                .is_open(session_id, &entry.webhook_url)
+        {
             return Err(WebhookError::CircuitOpen(entry.webhook_url));
         }
         // Sequence 0: a replay goes ahead of the URL's other deliveries.
@@ -354,12 +464,14 @@ impl Webhooks {
             );
             return Ok(());
         }
-        let generation = self.inner.dispatcher.generation(session_id);
-        self.inner.dispatcher.take([delivery(row, generation)]);
+        let incarnation = self.inner.dispatcher.incarnation(session_id);
+        self.inner.dispatcher.take([delivery(row, incarnation)]);
         Ok(())
     }
 
-    /// Delivery health of each distinct URL of a session's webhooks.
+    /// Delivery health of each distinct URL of a session's webhooks: this
+    /// session's deliveries to it only (another session's to the same URL
+    /// are theirs).
     pub fn diagnostics(&self, session_id: &str) -> Vec<(String, Health)> {
         let mut urls: Vec<String> = self
             .hooks(session_id)
@@ -371,15 +483,21 @@ impl Webhooks {
         urls.dedup();
         urls.into_iter()
             .map(|u| {
-                let h = self.inner.dispatcher.health(&u);
+                let h = self.inner.dispatcher.health(session_id, &u);
                 (u, h)
             })
             .collect()
     }
 
-    /// What a URL has pending (ready, waiting for a retry or in flight).
-    pub fn backlog(&self, url: &str) -> Backlog {
-        self.inner.dispatcher.backlog(url)
+    /// What a session has pending for a URL (ready, waiting for a retry
+    /// or in flight).
+    pub fn backlog(&self, session_id: &str, url: &str) -> Backlog {
+        self.inner.dispatcher.backlog(session_id, url)
+    }
+
+    /// How many delivery lanes and circuits the dispatcher holds.
+    pub fn held(&self) -> (usize, usize) {
+        self.inner.dispatcher.held()
     }
 
     /// What every URL with deliveries pending has.
@@ -387,7 +505,7 @@ impl Webhooks {
         self.inner.dispatcher.backlogs()
     }
 
-    /// How many webhook URLs are suspended or probing.
+    /// How many (session, webhook URL) pairs are suspended or probing.
     pub fn suspended_urls(&self) -> usize {
         self.inner.dispatcher.suspended_urls()
     }
@@ -404,8 +522,17 @@ impl Webhooks {
 
     /// Forgets a deleted session: its cached webhooks (the store cascade removed
     /// the rows) and every delivery of it still queued or waiting for a retry.
+    /// Called before the store's delete (so no delivery dead-letters into
+    /// rows the cascade removes) and again after it (so a registration that
+    /// stored its row before the cascade leaves no webhook in memory).
     pub fn forget_session(&self, session_id: &str) {
-        self.inner.dispatcher.retire_session(session_id);
+        let _change = self.change();
+        let ids: Vec<String> = self
+            .hooks(session_id)
+            .iter()
+            .map(|h| h.id.clone())
+            .collect();
+        self.inner.dispatcher.retire_session(session_id, &ids);
         self.set_hooks(session_id, Vec::new());
     }
 }
@@ -438,12 +565,12 @@ fn is_webhook_url(url: &str) -> bool {
 }
 
 /// A pending delivery read back from the outbox, for the dispatcher.
-fn delivery(row: OutboxRow, generation: u64) -> Delivery {
+fn delivery(row: OutboxRow, incarnation: Option<u64>) -> Delivery {
     Delivery {
         key: row.key,
         d: row.delivery,
         payload: row.payload,
-        generation,
+        incarnation,
     }
 }
 
@@ -480,7 +607,7 @@ impl Outbox for Webhooks {
                 None => json.clone(),
             };
             // A suspended URL is not owed the event (counted as skipped).
-            let Some(probe) = self.inner.dispatcher.admit(&hook.url) else {
+            let Some(probe) = self.inner.dispatcher.admit(&hook.session_id, &hook.url) else {
                 continue;
             };
             out.push(NewDelivery {
@@ -489,7 +616,9 @@ impl Outbox for Webhooks {
                     session_id: envelope.session_id.clone(),
                     webhook_id: Some(hook.id.clone()),
                     url: hook.url.clone(),
-                    secret: hook.secret.clone(),
+                    // Not copied: the delivery signs with its webhook's
+                    // secret (found by `webhook_id`), which leaves with it.
+                    secret: None,
                     signature_scheme: hook.signature_scheme,
                     event: envelope.event.as_str().to_owned(),
                     attempts: 0,
@@ -521,16 +650,17 @@ impl Outbox for Webhooks {
             );
             self.inner.dispatcher.evicted(&evicted);
         }
-        let generation = |sid: &str| self.inner.dispatcher.generation(sid);
+        let incarnation = |sid: &str| self.inner.dispatcher.incarnation(sid);
         let taken: Vec<Delivery> = deliveries
             .into_iter()
             .map(|n| Delivery {
                 key: OutboxKey {
+                    session_id: n.delivery.session_id.clone(),
                     url: n.delivery.url.clone(),
                     seq,
                     delivery_id: n.delivery.delivery_id.clone(),
                 },
-                generation: generation(&n.delivery.session_id),
+                incarnation: incarnation(&n.delivery.session_id),
                 d: n.delivery,
                 payload: n.payload,
             })
