@@ -292,7 +292,7 @@ mod tests {
         done.send(refused()).unwrap();
         q.drain().await;
         let failed = answer.try_recv().unwrap().unwrap_err();
-        assert!(failed.contains("could not store"), "{failed}");
+        assert!(failed.why.contains("could not store"), "{failed}");
         assert_eq!(q.take_failed(), [key]);
         assert!(q.take_failed().is_empty());
     }
