@@ -59,7 +59,7 @@ fn redirect_note(status: StatusCode) -> &'static str {
 
 /// A byte count as the limits are written (`16 MiB`, `512 bytes`).
 fn size(bytes: usize) -> String {
-    if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
         format!("{} MiB", bytes >> 20)
     } else {
         format!("{bytes} bytes")
