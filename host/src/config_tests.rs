@@ -421,6 +421,22 @@ fn rows() -> Vec<Row> {
         row("token-max-sessions", "25", |c| {
             c.token_max_sessions = 25;
         }),
+        row("min-free-space-mb", "0", |c| c.storage.min_free_bytes = 0),
+        row("store-reopen-backoff-min-ms", "250", |c| {
+            c.storage.reopen_backoff_min = ms(250);
+        }),
+        row("store-reopen-backoff-max-ms", "20000", |c| {
+            c.storage.reopen_backoff_max = ms(20_000);
+        }),
+        row("media-url-allow-private", "true", |c| {
+            c.media_urls.allow_private = true;
+        }),
+        row("media-url-timeout-secs", "5", |c| {
+            c.media_urls.timeout = secs(5);
+        }),
+        row("max-webhooks-per-session", "3", |c| {
+            c.webhooks.max_per_session = 3;
+        }),
     ]
 }
 
@@ -472,6 +488,9 @@ const REFUSED: &[(&str, &str)] = &[
     ("token-max-sessions", "0"),
     ("token-max-sessions", "10001"),
     ("nats-command-worker-idle-ms", "0"),
+    ("store-reopen-backoff-min-ms", "0"),
+    ("media-url-timeout-secs", "0"),
+    ("max-webhooks-per-session", "0"),
 ];
 
 /// The `serve` flag definitions, exactly as `--help` prints them.
