@@ -99,6 +99,9 @@ struct Lane {
 }
 
 /// What a lane's worker does next.
+// Returned and matched at once, never stored: boxing the delivery would cost
+// an allocation per delivery to save a move.
+#[allow(clippy::large_enum_variant)]
 enum Next {
     Go(Delivery),
     Wait,
