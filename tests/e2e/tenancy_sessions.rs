@@ -81,7 +81,7 @@ async fn what_a_deleted_sessions_intake_writes_is_refused_and_its_successor_neve
         .iter()
         .map(|m| m["message_id"].as_str().unwrap_or_default().to_owned())
         .collect();
-    assert_eq!(stored, [marker.clone()]);
+    assert_eq!(stored, std::slice::from_ref(&marker));
     rx.wait_for_match("the marker", |r| {
         r.json()["data"]["message_id"] == marker.as_str()
     })

@@ -44,7 +44,7 @@ impl DbHandle {
     /// closed.
     pub(crate) fn current(&self) -> StoreResult<Arc<Database>> {
         self.current.load_full().ok_or_else(|| {
-            let fault = self.health.failing().unwrap_or(StorageFault::Unavailable);
+            let fault = self.health.recent().unwrap_or(StorageFault::Unavailable);
             self.health.fault(fault, &"the store is being reopened");
             StoreError::Fault(fault, "the store is being reopened after a storage fault")
         })
@@ -60,15 +60,17 @@ impl DbHandle {
     /// a reopen must not close the fresh database) and comes back as
     /// [`StoreError::Fault`]; any other error comes back as it was.
     pub(crate) fn observe(&self, db: &Arc<Database>, e: StoreError) -> StoreError {
-        let Some(fault) = classify(&e, self.health.failing()) else {
+        let Some(fault) = classify(&e, self.health.recent()) else {
             return e;
         };
         let current = self.current.load();
         match current.as_ref() {
             Some(c) if Arc::ptr_eq(c, db) => {
+                // Failing first: whoever finds the database gone must find
+                // the fault that took it out, not a healthy status.
+                self.health.fault(fault, &e);
                 self.current
                     .compare_and_swap(&current, None::<Arc<Database>>);
-                self.health.fault(fault, &e);
             }
             // Already closed: one more operation the fault refused.
             None => self.health.fault(fault, &e),
@@ -90,7 +92,7 @@ impl DbHandle {
             }
             Err(e) => {
                 let e = StoreError::Redb(e.into());
-                match classify(&e, self.health.failing()) {
+                match classify(&e, self.health.recent()) {
                     Some(fault) => {
                         self.health.fault(fault, &e);
                         Err(StoreError::Fault(fault, fault_message(fault)))

@@ -53,6 +53,10 @@ pub(crate) struct StoreHealth {
     failed_at: std::sync::Mutex<Option<(StorageFault, i64)>>,
     /// Runs of failure that ended, not yet told.
     episodes: std::sync::Mutex<Vec<StorageEpisode>>,
+    /// The kind of the last fault met, kept past a recovery: an operation
+    /// begun on a database that fault closed may still report it after the
+    /// reopen, as redb's bare "previous I/O error".
+    last: std::sync::Mutex<Option<StorageFault>>,
     /// Store operations refused for a storage fault, by kind.
     pub(crate) faults: Family<FaultLabels, Counter>,
 }
@@ -66,6 +70,7 @@ impl StoreHealth {
             cause: std::sync::Mutex::new(String::new()),
             failed_at: std::sync::Mutex::new(None),
             episodes: std::sync::Mutex::new(Vec::new()),
+            last: std::sync::Mutex::new(None),
             faults: Family::default(),
         }
     }
@@ -84,6 +89,7 @@ impl StoreHealth {
     /// faults turns the status to failing and says so in the log.
     pub(crate) fn fault(&self, fault: StorageFault, cause: &dyn std::fmt::Display) {
         self.count(fault);
+        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(fault);
         let changed = self.status.send_if_modified(|s| {
             let next = StoreStatus::Failing(fault);
             let changed = *s != next;
@@ -154,6 +160,13 @@ impl StoreHealth {
             StoreStatus::Ok => None,
             StoreStatus::Failing(f) => Some(f),
         }
+    }
+
+    /// The fault the store is failing with or, once it recovered, the last
+    /// one it met: what a fault that names no kind of its own repeats.
+    pub(crate) fn recent(&self) -> Option<StorageFault> {
+        self.failing()
+            .or(*self.last.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// Bytes an unprivileged writer can still use in the data directory.

@@ -17,7 +17,7 @@ export const EVENT_NAMES = [
   'contact_number_changed', 'identity_change', 'disappearing_mode_update', 'call', 'history_sync', 'poll_vote', 'ephemeral_setting',
   'undecryptable_message', 'client_outdated', 'offline_sync_preview', 'offline_sync_completed',
   'account_locked', 'call_log_sync', 'stream_error', 'enc_decrypt_failed', 'app_state_sync_failed',
-  'newsletter_live_update', 'blast_progress', 'blast_completed',
+  'newsletter_live_update', 'blast_progress', 'blast_completed', 'storage_failed', 'storage_recovered',
 ];
 
 const KEEP = 300;
@@ -122,6 +122,10 @@ export function summary(event, d) {
       return `${d.type || 'receipt'} for ${(d.message_ids || []).length || 1} message(s) in ${phone(d.chat)}`;
     case 'disconnected':
       return d.reason || '';
+    case 'storage_failed':
+      return `the store failed (${d.kind}) at ${clock(d.failed_at)}`;
+    case 'storage_recovered':
+      return `the store recovered at ${clock(d.recovered_at)} (failed ${d.kind} at ${clock(d.failed_at)})`;
     default: {
       const text = JSON.stringify(d);
       return text === '{}' ? '' : text.length > 140 ? `${text.slice(0, 140)}…` : text;
