@@ -498,8 +498,9 @@ mod tests {
             .and_then(|t| t.last_used_at)
     }
 
-    #[test]
-    fn authenticating_writes_nothing_and_the_flusher_keeps_the_last_use() {
+    /// A fresh store, its token registry, and one token minted in it (the
+    /// directory is held so the store outlives the test's use of it).
+    fn one_minted_token() -> (tempfile::TempDir, Store, Tokens, TokenRecord, String) {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         let tokens = Tokens::load(store.clone(), Duration::from_secs(60)).unwrap();
@@ -512,6 +513,12 @@ mod tests {
                 rate_per_minute: None,
             })
             .unwrap();
+        (dir, store, tokens, record, secret)
+    }
+
+    #[test]
+    fn authenticating_writes_nothing_and_the_flusher_keeps_the_last_use() {
+        let (_dir, store, tokens, record, secret) = one_minted_token();
         let used = tokens.authenticate(&secret).unwrap();
         assert!(used.last_used_at.is_some(), "kept in memory at once");
         assert_eq!(
@@ -532,18 +539,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_clean_stop_writes_the_last_use_still_in_memory() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        let tokens = Tokens::load(store.clone(), Duration::from_secs(60)).unwrap();
-        let (record, secret) = tokens
-            .mint(NewToken {
-                name: "crm".into(),
-                sessions: SessionSet::All(AllSessions::Star),
-                scopes: vec![Scope::Read],
-                expires_at: None,
-                rate_per_minute: None,
-            })
-            .unwrap();
+        let (_dir, store, tokens, record, secret) = one_minted_token();
         let stop = CancellationToken::new();
         let tasks = TaskTracker::new();
         // Cancelled before it starts: only the write at the stop can keep it.
