@@ -210,6 +210,11 @@ pub struct ServeArgs {
     /// 2.3000.1023456789 (default: fetched from web.whatsapp.com once a day).
     #[arg(long, env = "SWITCHBOARD_WHATSAPP_VERSION", value_parser = parse_version)]
     pub whatsapp_version: Option<(u32, u32, u32)>,
+    /// WhatsApp backend, test builds only: the wire server's media host
+    /// (127.0.0.1:port), reached over plain HTTP.
+    #[cfg(feature = "wire")]
+    #[arg(long, env = "SWITCHBOARD_WHATSAPP_WIRE_MEDIA_HOST")]
+    pub whatsapp_wire_media_host: Option<String>,
     /// Log filter: a level (`info`, `debug`) or a tracing directive list.
     #[arg(long, env = "SWITCHBOARD_LOG", default_value = "info")]
     pub log_level: String,
@@ -312,6 +317,10 @@ pub struct ServeArgs {
     /// list; the last step repeats.
     #[arg(long, env = "ACCOUNT_LOCK_BACKOFF_SECS", default_value = "300,900,3600", value_parser = parse_secs_list)]
     pub account_lock_backoff_secs: SecsList,
+    /// How long a login must last, in seconds, before a drop starts the
+    /// reconnect schedule over; a drop sooner counts as one more failure.
+    #[arg(long, env = "SWITCHBOARD_RECONNECT_STABLE_AFTER_SECS", default_value = "30", value_parser = parse_secs)]
+    pub reconnect_stable_after_secs: std::time::Duration,
     /// How long a trust contact token lives on the sim before it can be pruned, in seconds.
     #[arg(long, env = "SWITCHBOARD_SIM_TCTOKEN_LIFETIME_SECS", default_value = "604800", value_parser = parse_secs)]
     pub sim_tctoken_lifetime_secs: std::time::Duration,
@@ -638,6 +647,7 @@ impl ServeArgs {
             reconnect: ReconnectConfig {
                 delays: self.reconnect_delays_secs.0.clone(),
                 lock_backoff: self.account_lock_backoff_secs.0.clone(),
+                stable_after: self.reconnect_stable_after_secs,
             },
             schedule: ScheduleConfig {
                 max_wait: self.schedule_max_wait_secs,
@@ -701,6 +711,8 @@ impl ServeArgs {
                     .clone()
                     .filter(|u| !u.trim().is_empty()),
                 version: self.whatsapp_version,
+                #[cfg(feature = "wire")]
+                wire_media_host: self.whatsapp_wire_media_host.clone(),
                 ..WhatsAppConfig::default()
             },
             nats: self.nats_config(),

@@ -69,7 +69,7 @@ fn secs(n: u64) -> Duration {
 
 /// Every `serve` flag, with a non-default value and its effect.
 fn rows() -> Vec<Row> {
-    vec![
+    let mut rows = vec![
         row("listen", "0.0.0.0:8080", |c| {
             c.listen = SocketAddr::from(([0, 0, 0, 0], 8080));
         }),
@@ -269,6 +269,9 @@ fn rows() -> Vec<Row> {
         row("account-lock-backoff-secs", "60", |c| {
             c.reconnect.lock_backoff = vec![secs(60)];
         }),
+        row("reconnect-stable-after-secs", "5", |c| {
+            c.reconnect.stable_after = secs(5);
+        }),
         row("schedule-max-wait-secs", "30", |c| {
             c.schedule.max_wait = secs(30);
         }),
@@ -437,7 +440,12 @@ fn rows() -> Vec<Row> {
         row("max-webhooks-per-session", "3", |c| {
             c.webhooks.max_per_session = 3;
         }),
-    ]
+    ];
+    #[cfg(feature = "wire")]
+    rows.push(row("whatsapp-wire-media-host", "127.0.0.1:9", |c| {
+        c.whatsapp.wire_media_host = Some("127.0.0.1:9".into());
+    }));
+    rows
 }
 
 /// Values each flag must refuse, as `(flag, value)`.

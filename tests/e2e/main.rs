@@ -101,6 +101,18 @@ mod webhooks;
 mod whatsapp;
 #[cfg(feature = "whatsapp")]
 mod whatsapp_inbound;
+#[cfg(feature = "whatsapp")]
+mod wire_chain;
+#[cfg(feature = "whatsapp")]
+mod wire_failures;
+#[cfg(feature = "whatsapp")]
+mod wire_groups;
+#[cfg(feature = "whatsapp")]
+mod wire_messages;
+#[cfg(feature = "whatsapp")]
+mod wire_pairing;
+#[cfg(feature = "whatsapp")]
+mod wire_receipts;
 
 /// The binary built from the host's `main.rs` (see tests/Cargo.toml).
 pub(crate) const BINARY: &str = env!("CARGO_BIN_EXE_switchboard-e2e");

@@ -19,6 +19,9 @@ async fn server_with(lock: &[f64]) -> TestServer {
     TestServer::start_with(move |c| {
         c.reconnect.delays = secs(&[0.05]);
         c.reconnect.lock_backoff = lock;
+        // A login lasts long enough at once: these tests are about failed
+        // reconnects, not about connections dropped right after a login.
+        c.reconnect.stable_after = Duration::ZERO;
     })
     .await
 }

@@ -13,6 +13,8 @@ pub mod receiver;
 pub mod small_disk;
 pub mod sse;
 pub mod venv;
+#[cfg(feature = "whatsapp")]
+pub mod wire;
 
 use std::future::Future;
 use std::time::Duration;

@@ -174,6 +174,14 @@ pub enum NetworkEvent {
         /// What the network said.
         reason: String,
     },
+    /// The network refused the login with a reason retrying cannot change
+    /// (the client is outdated, the request is invalid…): like
+    /// [`NetworkEvent::Replaced`], the connection is over until the operator
+    /// connects again; the credentials stay.
+    Refused {
+        /// What the network said.
+        reason: String,
+    },
     /// The account was unlinked; credentials are gone.
     LoggedOut {
         /// Why.

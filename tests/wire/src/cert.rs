@@ -66,3 +66,42 @@ pub fn test_chain(leaf_key: &[u8; 32]) -> Vec<u8> {
     }
     .encode_to_vec()
 }
+
+#[cfg(test)]
+mod tests {
+    use whatsapp_rust::wacore::libsignal::protocol::PublicKey;
+    use whatsapp_rust::wacore::noise::WA_CERT_PUB_KEY;
+    use whatsapp_rust::waproto::buffa::Message;
+    use whatsapp_rust::waproto::whatsapp as wa;
+
+    use super::*;
+
+    /// The check a release client makes (wacore-noise's
+    /// `verify_cert_step`): the intermediate certificate signed by
+    /// WhatsApp's root key.
+    fn signed_by_whatsapp(chain: &[u8]) -> bool {
+        let chain = wa::CertChain::decode_from_slice(chain).unwrap();
+        let intermediate = chain.intermediate.into_option().unwrap();
+        let root = PublicKey::from_djb_public_key_bytes(&WA_CERT_PUB_KEY).unwrap();
+        root.verify_signature(
+            intermediate.details.as_deref().unwrap(),
+            intermediate.signature.as_deref().unwrap(),
+        )
+    }
+
+    #[test]
+    fn the_test_chain_names_the_servers_key_but_is_not_signed_by_whatsapps_root() {
+        let id = ServerIdentity::generate();
+        let chain = wa::CertChain::decode_from_slice(&id.chain).unwrap();
+        let leaf = chain.leaf.into_option().unwrap();
+        let details = wa::cert_chain::noise_certificate::Details::decode_from_slice(
+            leaf.details.as_deref().unwrap(),
+        )
+        .unwrap();
+        assert_eq!(details.key.as_deref(), Some(&id.static_pub()[..]));
+        assert!(
+            !signed_by_whatsapp(&id.chain),
+            "a release client, which checks the root signature, refuses the wire server"
+        );
+    }
+}

@@ -150,7 +150,7 @@ async fn writer(mut sink: Sink, mut rx: mpsc::UnboundedReceiver<Out>, cipher: No
         match out {
             Out::Node(node) => {
                 let Ok(plain) = marshal(&node) else {
-                    tracing::warn!(tag = %node.tag, "wire: a node did not encode");
+                    log::warn!("wire: a {} node did not encode", node.tag);
                     continue;
                 };
                 let Ok(ct) = cipher.encrypt_with_counter(counter, &plain) else {
@@ -208,6 +208,6 @@ async fn reader(
     }
     .await;
     if let Err(e) = result {
-        tracing::warn!("wire: connection dropped: {e:#}");
+        log::warn!("wire: connection dropped: {e:#}");
     }
 }

@@ -16,6 +16,28 @@ use whatsapp_rust::{Client, TokioRuntime};
 
 use crate::WireServer;
 
+/// Prints the warnings of whatsapp-rust's clients (the gateway's and the
+/// customers') with the output of the test that made them, so a failing
+/// test says what the crate complained of. Installed once per process.
+pub fn print_client_warnings() {
+    struct Warnings;
+    impl log::Log for Warnings {
+        fn enabled(&self, m: &log::Metadata<'_>) -> bool {
+            m.level() <= log::Level::Warn
+        }
+        fn log(&self, r: &log::Record<'_>) {
+            if self.enabled(r.metadata()) {
+                eprintln!("[{} {}] {}", r.level(), r.target(), r.args());
+            }
+        }
+        fn flush(&self) {}
+    }
+    static WARNINGS: Warnings = Warnings;
+    if log::set_logger(&WARNINGS).is_ok() {
+        log::set_max_level(log::LevelFilter::Warn);
+    }
+}
+
 /// The Web version every client of the wire announces (none is fetched).
 pub const VERSION: (u32, u32, u32) = (2, 3000, 1_023_456_789);
 
@@ -137,6 +159,7 @@ impl Customer {
     /// Creates the account `phone` on the wire, links a fresh client to it
     /// by QR code and waits until it is logged in.
     pub async fn link(wire: &WireServer, phone: &str, name: &str) -> anyhow::Result<Self> {
+        print_client_warnings();
         wire.account(phone, name);
         let events = Arc::new(Events::default());
         let handler = Forward(events.clone());

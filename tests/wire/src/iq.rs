@@ -121,7 +121,7 @@ pub fn pairing_stanza(state: &Arc<State>, sender: &Sender, node: Node) {
                     .to_vec();
                 sender.send(result(&id).build());
                 if let Err(e) = crate::WireServer::finish_code(state, sender.id, &bundle) {
-                    tracing::warn!("wire: pair code: {e:#}");
+                    log::warn!("wire: pair code: {e:#}");
                 }
             }
             _ => {

@@ -118,6 +118,7 @@ fn bundle(world: &mut World, jid: &str) -> Node {
         .filter(|d| !d.removed)
         .map(|d| (d.keys.clone(), d.keys.one_time.pop_front()));
     let Some((keys, one_time)) = keys else {
+        log::warn!("wire: no keys for {jid}: answered 406");
         return NodeBuilder::new("user")
             .attr("jid", jid.to_owned())
             .children([NodeBuilder::new("error").attr("code", "406").build()])

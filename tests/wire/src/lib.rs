@@ -74,6 +74,7 @@ impl Drop for WireServer {
 impl WireServer {
     /// Starts a server on free ports.
     pub async fn start() -> anyhow::Result<Self> {
+        customer::print_client_warnings();
         let chat = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let media = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let (chat_addr, media_addr) = (chat.local_addr()?, media.local_addr()?);

@@ -101,7 +101,9 @@ impl State {
 
     /// Records what happened.
     pub fn saw(&self, seen: Seen) {
-        tracing::debug!(?seen, "wire");
+        if std::env::var_os("WIRE_TRACE").is_some() {
+            log::warn!("wire saw {seen:?}");
+        }
         lock(&self.seen).push(seen);
         self.changed.notify_waiters();
     }
@@ -126,7 +128,7 @@ pub async fn serve(state: Arc<State>, listener: TcpListener) {
             let id = state.next_conn.fetch_add(1, Ordering::Relaxed);
             match conn::accept(tcp, state.identity.clone(), id).await {
                 Ok(accepted) => drive(state, accepted).await,
-                Err(e) => tracing::debug!("wire: handshake failed: {e:#}"),
+                Err(e) => log::warn!("wire: handshake failed: {e:#}"),
             }
         });
     }

@@ -12,11 +12,11 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use tokio::sync::mpsc;
-use whatsapp_rust::TokioRuntime;
 use whatsapp_rust::bot::Bot;
 use whatsapp_rust::http::{HttpClient, HttpRequest, HttpResponse};
 use whatsapp_rust::transport::TokioWebSocketTransportFactory;
 use whatsapp_rust::wacore::net::{Transport, TransportEvent, TransportFactory};
+use whatsapp_rust::{NodeFilter, TokioRuntime};
 
 use super::http::ReqwestHttp;
 use super::inbound::InboundHook;
@@ -42,13 +42,18 @@ pub(super) async fn start(inner: &Arc<Inner>) -> Result<Run, NetworkError> {
     if let Some(url) = &inner.config.ws_url {
         transport = transport.with_url(url.clone()).without_origin();
     }
-    let http = ReqwestHttp::new(HTTP_TIMEOUT)
-        .map_err(|e| NetworkError::Failed(format!("could not build the HTTP client: {e}")))?;
+    let http = match &inner.config.wire_media_host {
+        None => ReqwestHttp::new(HTTP_TIMEOUT),
+        Some(host) => wire_http(host),
+    }
+    .map_err(|e| NetworkError::Failed(format!("could not build the HTTP client: {e}")))?;
     let (tx, rx) = mpsc::channel(pump::PUMP_CAPACITY);
     let reconnect = Arc::new(OnceLock::new());
+    let rate_limit = Arc::new(std::sync::Mutex::new(None));
     let forward = Forward {
         tx: tx.clone(),
         reconnect: reconnect.clone(),
+        rate_limit: rate_limit.clone(),
     };
     let mut builder = Bot::builder()
         .with_backend_arc(backend)
@@ -76,6 +81,8 @@ pub(super) async fn start(inner: &Arc<Inner>) -> Result<Run, NetworkError> {
     let client = bot.client();
     client.enable_auto_reconnect.store(false, Ordering::SeqCst);
     let _ = reconnect.set(client.enable_auto_reconnect.clone());
+    *rate_limit.lock().unwrap_or_else(|p| p.into_inner()) =
+        Some(client.wait_for_node(NodeFilter::tag("stream:error").attr("code", "429")));
     let handle = bot.spawn();
     tokio::spawn(pump::run(inner.clone(), state.clone(), client.clone(), rx));
     let (inner, ended) = (inner.clone(), state.clone());
@@ -85,6 +92,18 @@ pub(super) async fn start(inner: &Arc<Inner>) -> Result<Run, NetworkError> {
         let _ = tx.send(Item::Ended).await;
     });
     Ok(Run { client, state })
+}
+
+/// The HTTP client of a client of the wire server (test builds).
+#[cfg(feature = "wire")]
+fn wire_http(host: &str) -> anyhow::Result<ReqwestHttp> {
+    ReqwestHttp::wire(HTTP_TIMEOUT, host)
+}
+
+/// A build without the `wire` feature talks to WhatsApp only.
+#[cfg(not(feature = "wire"))]
+fn wire_http(_host: &str) -> anyhow::Result<ReqwestHttp> {
+    anyhow::bail!("a wire media host is accepted by test builds only")
 }
 
 /// Wraps the transport factory or HTTP client and records its failures.

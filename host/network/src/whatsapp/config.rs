@@ -17,6 +17,12 @@ pub struct WhatsAppConfig {
     /// How media named by `url` in a send is fetched: the public-address
     /// rule, its opener `MEDIA_URL_ALLOW_PRIVATE`, and the time bound.
     pub media_urls: MediaUrlConfig,
+    /// The wire server's media host (`127.0.0.1:port`), reached over plain
+    /// HTTP instead of WhatsApp's: test builds only (the `wire` feature,
+    /// which also makes the client accept the wire server's certificate
+    /// chain). A build without the feature refuses to start a client with
+    /// it set.
+    pub wire_media_host: Option<String>,
 }
 
 /// Parses a version `2.3000.1023456789` (the flag's value parser).

@@ -93,6 +93,9 @@ pub struct ReqwestHttp {
     /// Whether requests are held to [`check_whatsapp_url`] (always, but
     /// for the tests' plain-HTTP media host on loopback).
     whatsapp_only: bool,
+    /// The wire server's media host: every request must go to it, and goes
+    /// over plain HTTP (test builds only).
+    wire_host: Option<String>,
 }
 
 impl ReqwestHttp {
@@ -121,6 +124,17 @@ impl ReqwestHttp {
         Self::build(timeout, guard, reqwest::redirect::Policy::none(), false)
     }
 
+    /// A client for the wire server's media host `host` alone: what the
+    /// crate asks of `https://<host>/…` is asked over plain HTTP, and
+    /// anything else is refused. Test builds only.
+    #[cfg(feature = "wire")]
+    pub fn wire(timeout: Duration, host: &str) -> anyhow::Result<Self> {
+        let guard = Guard::new(true, "");
+        let mut http = Self::build(timeout, guard, reqwest::redirect::Policy::none(), false)?;
+        http.wire_host = Some(host.to_owned());
+        Ok(http)
+    }
+
     fn build(
         timeout: Duration,
         guard: Guard,
@@ -139,6 +153,7 @@ impl ReqwestHttp {
         Ok(Self {
             client,
             whatsapp_only,
+            wire_host: None,
         })
     }
 }
@@ -150,8 +165,17 @@ impl ReqwestHttp {
         {
             anyhow::bail!("refused by the gateway before any request: the URL {why}");
         }
+        let url = match &self.wire_host {
+            None => request.url.clone(),
+            Some(host) => match request.url.strip_prefix(&format!("https://{host}/")) {
+                Some(rest) => format!("http://{host}/{rest}"),
+                None => {
+                    anyhow::bail!("refused by the gateway: a wire client asks only its media host")
+                }
+            },
+        };
         let method = reqwest::Method::from_bytes(request.method.as_bytes())?;
-        let mut builder = self.client.request(method, &request.url);
+        let mut builder = self.client.request(method, &url);
         for (k, v) in &request.headers {
             builder = builder.header(k, v);
         }

@@ -11,7 +11,7 @@ use tokio::runtime::{Handle, RuntimeFlavor};
 use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
 use whatsapp_rust::Client;
-use whatsapp_rust::types::events::{BatchOrigin, Event, EventHandler};
+use whatsapp_rust::types::events::{BatchOrigin, Event, EventHandler, StreamError};
 
 use super::map::{self, MapContext};
 use super::off_thread::with_store;
@@ -35,7 +35,15 @@ pub(super) struct Forward {
     pub tx: mpsc::Sender<Item>,
     /// The client's auto-reconnect switch, set once the client is built.
     pub reconnect: Arc<OnceLock<Arc<AtomicBool>>>,
+    /// Resolves when the server rate-limits the stream (stream error 429),
+    /// which the crate handles without an event of its own; set once the
+    /// client is built.
+    pub rate_limit: Arc<std::sync::Mutex<Option<RateLimitWaiter>>>,
 }
+
+/// The crate's waiter for a `<stream:error code="429">`.
+pub(super) type RateLimitWaiter =
+    whatsapp_rust::futures::channel::oneshot::Receiver<Arc<whatsapp_rust::OwnedNodeRef>>;
 
 impl EventHandler for Forward {
     fn handle_event(&self, event: Arc<Event>) {
@@ -50,6 +58,12 @@ impl EventHandler for Forward {
         match &*event {
             Event::PairSuccess(_) => self.switch_reconnect(true),
             Event::Connected(_) => self.switch_reconnect(false),
+            // The rate limit is told before the drop it caused, so the
+            // gateway's reconnect policy counts its penalty first.
+            Event::Disconnected(_) if self.rate_limited() => {
+                let limited = StreamError::builder().code("429".to_owned()).build();
+                forward(&self.tx, Item::Event(Arc::new(Event::StreamError(limited))));
+            }
             _ => {}
         }
         forward(&self.tx, Item::Event(event));
@@ -57,6 +71,20 @@ impl EventHandler for Forward {
 }
 
 impl Forward {
+    /// Whether the server sent `<stream:error code="429">` on this run (the
+    /// waiter is resolved inline as the stanza is read, so before the
+    /// close that follows it).
+    fn rate_limited(&self) -> bool {
+        let mut waiter = self.rate_limit.lock().unwrap_or_else(|p| p.into_inner());
+        match waiter.as_mut().map(|w| w.try_recv()) {
+            Some(Ok(Some(_))) => {
+                *waiter = None;
+                true
+            }
+            _ => false,
+        }
+    }
+
     fn switch_reconnect(&self, on: bool) {
         if let Some(flag) = self.reconnect.get() {
             flag.store(on, Ordering::SeqCst);
@@ -107,7 +135,7 @@ pub(super) async fn run(
                 handle(&inner, &state, &client, &ev).await
             }
             Item::Ended => {
-                ended(&inner, &state).await;
+                ended(&inner, &state, &client).await;
                 return;
             }
         }
@@ -174,6 +202,7 @@ async fn handle(inner: &Arc<Inner>, state: &RunState, client: &Client, ev: &Even
             }
             NetworkEvent::Disconnected { .. }
             | NetworkEvent::Replaced { .. }
+            | NetworkEvent::Refused { .. }
             | NetworkEvent::AccountLocked { .. } => set(&state.reported),
             _ => {}
         }
@@ -194,6 +223,36 @@ async fn handle(inner: &Arc<Inner>, state: &RunState, client: &Client, ev: &Even
     }
 }
 
+/// The server closes the stream the moment the device answers
+/// `pair-success`; when that close wins the race against the crate's
+/// pairing handler, the run ends with the pairing stored in the device
+/// state but never announced (no `PairSuccess` event, no reconnect). The
+/// device state is the truth: a session without an account whose device
+/// now has a phone number was paired, so it is announced here and the
+/// restart logs it in.
+async fn paired_unannounced(inner: &Arc<Inner>, state: &RunState, client: &Client) {
+    let Some(pn) = client.pn() else {
+        return;
+    };
+    let unpaired = with_store(&inner.store, &inner.id, |s, id| s.get_session(id))
+        .await
+        .ok()
+        .flatten()
+        .is_some_and(|r| r.account.is_none());
+    if !unpaired {
+        return;
+    }
+    let name = client.push_name();
+    let account = crate::domain::session::Account {
+        jid: map::user_jid(&pn),
+        phone: map::jid_user(&pn),
+        push_name: (!name.is_empty()).then_some(name),
+    };
+    tracing::info!(session = %inner.id, "the device was paired as the stream closed; announcing it");
+    set(&state.paired);
+    let _ = inner.sink.send(NetworkEvent::Paired(account)).await;
+}
+
 /// The crate's run loop has returned: an unlinked device's state goes now
 /// that the crate has wound down and written its last (so nothing of it
 /// comes back), then the run counts as ended.
@@ -207,9 +266,12 @@ pub(super) async fn wound_down(inner: &Arc<Inner>, state: &RunState) {
     state.ended.cancel();
 }
 
-async fn ended(inner: &Arc<Inner>, state: &RunState) {
+async fn ended(inner: &Arc<Inner>, state: &RunState, client: &Client) {
     if stopping(state) {
         return;
+    }
+    if !state.paired.load(Ordering::SeqCst) && !state.reported.load(Ordering::SeqCst) {
+        paired_unannounced(inner, state, client).await;
     }
     if state.paired.load(Ordering::SeqCst) && !state.reported.load(Ordering::SeqCst) {
         // The server closes the stream right after pairing; log in at once.

@@ -191,6 +191,7 @@ fn pairing_lets_the_crate_log_in_again_on_the_same_client_until_it_is_connected(
     let forward = Forward {
         tx,
         reconnect: Arc::new(std::sync::OnceLock::from(flag.clone())),
+        rate_limit: Default::default(),
     };
     forward.handle_event(Arc::new(Event::PairSuccess(
         PairSuccess::builder()

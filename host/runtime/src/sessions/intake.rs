@@ -257,7 +257,7 @@ impl Intake {
                 self.publish(EventName::Disconnected, json!({ "reason": reason }));
                 self.supervisor.dropped(&self.live);
             }
-            NetworkEvent::Replaced { reason } => {
+            NetworkEvent::Replaced { reason } | NetworkEvent::Refused { reason } => {
                 // Not a drop: the supervisor is not told, so it does not
                 // reconnect, and the session is no longer meant to be
                 // connected, so a restart does not either.
@@ -274,7 +274,7 @@ impl Intake {
                     s.qr = None;
                     s.last_error = Some(reason.clone());
                 });
-                tracing::warn!(session = %id, %reason, "session replaced by another client; not reconnecting");
+                tracing::warn!(session = %id, %reason, "the network ended the session for good; not reconnecting");
                 self.publish(EventName::Disconnected, json!({ "reason": reason }));
             }
             NetworkEvent::LoggedOut { reason } => {
@@ -296,6 +296,10 @@ impl Intake {
             }
             NetworkEvent::Message(m) => self.message(&m),
             NetworkEvent::Other { event, data } => {
+                if event == EventName::StreamError && (data["code"] == "429" || data["code"] == 429)
+                {
+                    self.supervisor.rate_limited(&self.live);
+                }
                 if matches!(event, EventName::PushNameUpdate | EventName::ContactUpdate)
                     && let Some(pair) = learned_from_contact(&data)
                 {

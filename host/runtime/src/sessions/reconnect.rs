@@ -32,7 +32,18 @@ pub struct ReconnectConfig {
     /// lifetime waits the n-th; the last repeats (`ACCOUNT_LOCK_BACKOFF_SECS`,
     /// `300,900,3600`).
     pub lock_backoff: Vec<Duration>,
+    /// How long a login must last before a drop counts as a fresh start:
+    /// a drop sooner (or a refused login) counts as a failure and the next
+    /// pause is a step longer, so a connection the server keeps closing
+    /// cannot make the gateway reconnect at the first pause forever
+    /// (`SWITCHBOARD_RECONNECT_STABLE_AFTER_SECS`, 30, as WhatsApp's own
+    /// clients wait).
+    pub stable_after: Duration,
 }
+
+/// How many failures the server's rate-limit answer (stream error 429)
+/// counts for, as WhatsApp's clients count it.
+pub const RATE_LIMIT_PENALTY: u32 = 5;
 
 impl Default for ReconnectConfig {
     fn default() -> Self {
@@ -40,6 +51,7 @@ impl Default for ReconnectConfig {
         Self {
             delays: secs(&[1, 2, 5, 10, 30, 60]),
             lock_backoff: secs(&[300, 900, 3600]),
+            stable_after: Duration::from_secs(30),
         }
     }
 }
@@ -66,7 +78,9 @@ pub fn whole_secs(d: Duration) -> i64 {
 pub struct ReconnectStatus {
     /// Auto-reconnect is on (stored).
     pub enabled: bool,
-    /// Consecutive failed automatic reconnect attempts since the last login.
+    /// Consecutive failures since the last lasting login: failed
+    /// reconnects, refused logins, connections that dropped within the
+    /// stability window, and the server's rate-limit penalty.
     pub error_count: u32,
     /// Unix seconds when an account-lock cooldown ends, while one runs.
     pub cooldown_until: Option<i64>,
@@ -75,6 +89,8 @@ pub struct ReconnectStatus {
 #[derive(Default)]
 struct WatchState {
     error_count: u32,
+    /// When the current connection logged in, until it drops.
+    logged_in_at: Option<Instant>,
     locks: usize,
     locked_until: Option<(Instant, i64)>,
     pending: Option<CancellationToken>,
@@ -94,6 +110,16 @@ impl Watch {
     /// Consecutive failed automatic reconnect attempts since the last login.
     pub fn error_count(&self) -> u32 {
         self.lock().error_count
+    }
+
+    /// The failures that count now: none once the current login has
+    /// lasted `stable_after`.
+    pub fn failures(&self, stable_after: Duration) -> u32 {
+        let s = self.lock();
+        match s.logged_in_at {
+            Some(t) if t.elapsed() >= stable_after => 0,
+            _ => s.error_count,
+        }
     }
 
     /// Unix seconds when an account-lock cooldown ends, while one is running.
@@ -142,20 +168,43 @@ impl Supervisor {
         self.inner.upgrade().map(|inner| Sessions { inner })
     }
 
-    /// The session logged in: failures are forgotten.
+    /// The session logged in: its failures are forgotten once the login
+    /// has lasted the stability window (see [`Self::dropped`]).
     pub fn logged_in(&self, live: &Live) {
-        live.watch.lock().error_count = 0;
+        live.watch.lock().logged_in_at = Some(Instant::now());
         live.watch.cancel_pending();
     }
 
-    /// The network dropped the session: reconnect after the next pause.
+    /// The server rate-limited the session: the next pauses are as many
+    /// steps longer as [`RATE_LIMIT_PENALTY`].
+    pub fn rate_limited(&self, live: &Live) {
+        let mut s = live.watch.lock();
+        s.error_count = s.error_count.saturating_add(RATE_LIMIT_PENALTY);
+    }
+
+    /// The network dropped the session: reconnect after the next pause. A
+    /// login that lasted the stability window starts the schedule over; a
+    /// drop before it (a refused login, a stream closed at once) is one
+    /// more failure.
     pub fn dropped(&self, live: &Arc<Live>) {
         let Some(sessions) = self.sessions() else {
             return;
         };
+        let n = {
+            let mut s = live.watch.lock();
+            let lasted = s
+                .logged_in_at
+                .take()
+                .is_some_and(|t| t.elapsed() >= sessions.inner.reconnect.stable_after);
+            if lasted {
+                s.error_count = 0;
+            }
+            let n = s.error_count;
+            s.error_count = s.error_count.saturating_add(1);
+            n
+        };
         if sessions.wants_reconnect(live) {
-            let n = live.watch.error_count() as usize;
-            sessions.schedule_reconnect(live, step(&sessions.inner.reconnect.delays, n));
+            sessions.schedule_reconnect(live, step(&sessions.inner.reconnect.delays, n as usize));
         }
     }
 
@@ -278,7 +327,7 @@ impl Sessions {
         let record = self.record(id)?;
         Ok(ReconnectStatus {
             enabled: record.auto_reconnect,
-            error_count: live.watch.error_count(),
+            error_count: live.watch.failures(self.inner.reconnect.stable_after),
             cooldown_until: live.watch.cooldown_until(),
         })
     }

@@ -115,9 +115,12 @@ pub fn connect_failure(e: &ConnectFailure) -> Vec<NetworkEvent> {
         ConnectFailureReason::AccountLocked => vec![NetworkEvent::AccountLocked { reason }],
         ConnectFailureReason::ClientOutdated => vec![
             other(EventName::ClientOutdated, json!({})),
-            NetworkEvent::Disconnected { reason },
+            NetworkEvent::Refused { reason },
         ],
-        _ => vec![NetworkEvent::Disconnected { reason }],
+        // Only a server error is worth another try (WhatsApp's own clients
+        // retry nothing else); the rest end the connection for good.
+        r if r.should_reconnect() => vec![NetworkEvent::Disconnected { reason }],
+        _ => vec![NetworkEvent::Refused { reason }],
     }
 }
 

@@ -80,7 +80,15 @@ pub fn map_event(ev: &Event, cx: &MapContext) -> Vec<NetworkEvent> {
         Event::PairingCodeRefresh(_) => Vec::new(),
         Event::PairingQrCodesExhausted(e) => c::qr_codes_exhausted(e).into_iter().collect(),
         Event::QrScannedWithoutMultidevice(_) => vec![c::scanned_without_multidevice()],
-        Event::ClientOutdated(_) => vec![other(EventName::ClientOutdated, serde_json::json!({}))],
+        // The crate retries no login of an outdated client, nor does the
+        // gateway: the operator upgrades first.
+        Event::ClientOutdated(_) => vec![
+            other(EventName::ClientOutdated, serde_json::json!({})),
+            NetworkEvent::Refused {
+                reason: "ClientOutdated: WhatsApp refuses this client version; upgrade the gateway"
+                    .into(),
+            },
+        ],
         Event::TemporaryBan(e) => vec![c::temporary_ban(e)],
         Event::ConnectFailure(e) => c::connect_failure(e),
         Event::StreamError(e) => vec![c::stream_error(e)],

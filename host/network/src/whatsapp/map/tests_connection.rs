@@ -201,7 +201,7 @@ fn a_logout_drops_the_account_but_a_lock_keeps_it() {
 }
 
 #[test]
-fn connect_failures_map_to_lock_outdated_or_drop() {
+fn connect_failures_map_to_lock_a_final_refusal_or_a_drop_worth_retrying() {
     let locked = ConnectFailure::builder()
         .reason(ConnectFailureReason::AccountLocked)
         .message("locked for spam".to_string())
@@ -220,7 +220,7 @@ fn connect_failures_map_to_lock_outdated_or_drop() {
     assert_eq!(data(got[0].clone(), EventName::ClientOutdated), json!({}));
     assert_eq!(
         got[1],
-        NetworkEvent::Disconnected {
+        NetworkEvent::Refused {
             reason: "ClientOutdated".into()
         }
     );
@@ -231,6 +231,15 @@ fn connect_failures_map_to_lock_outdated_or_drop() {
         map_event(&Event::ConnectFailure(busy), &cx()),
         vec![NetworkEvent::Disconnected {
             reason: "ServiceUnavailable".into()
+        }]
+    );
+    let unknown = ConnectFailure::builder()
+        .reason(ConnectFailureReason::ClientUnknown)
+        .build();
+    assert_eq!(
+        map_event(&Event::ConnectFailure(unknown), &cx()),
+        vec![NetworkEvent::Refused {
+            reason: "ClientUnknown".into()
         }]
     );
 }
@@ -257,9 +266,11 @@ fn stream_errors_outdated_clients_and_offline_sync_are_forwarded() {
         json!({"code": "429"})
     );
     let co = ClientOutdated::builder().build();
-    assert_eq!(
-        data(one(Event::ClientOutdated(co)), EventName::ClientOutdated),
-        json!({})
+    let got = map_event(&Event::ClientOutdated(co), &cx());
+    assert_eq!(data(got[0].clone(), EventName::ClientOutdated), json!({}));
+    assert!(
+        matches!(&got[1], NetworkEvent::Refused { reason } if reason.contains("ClientOutdated")),
+        "an outdated client is not retried: {got:?}"
     );
     let preview = OfflineSyncPreview::builder()
         .total(10)
