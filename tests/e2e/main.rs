@@ -104,6 +104,8 @@ mod whatsapp_inbound;
 #[cfg(feature = "whatsapp")]
 mod wire_chain;
 #[cfg(feature = "whatsapp")]
+mod wire_crash;
+#[cfg(feature = "whatsapp")]
 mod wire_failures;
 #[cfg(feature = "whatsapp")]
 mod wire_groups;

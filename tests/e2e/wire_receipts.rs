@@ -86,9 +86,7 @@ async fn the_gateway_marking_a_message_read_reaches_the_customer_as_a_read_recei
     customer
         .events()
         .wait(Duration::from_secs(30), |e| match e {
-            Event::Receipt(r)
-                if r.r#type == ReceiptType::Read && r.message_ids.contains(&id) =>
-            {
+            Event::Receipt(r) if r.r#type == ReceiptType::Read && r.message_ids.contains(&id) => {
                 Some(())
             }
             _ => None,

@@ -15,6 +15,10 @@ use crate::pairing::{self, CodeExchange};
 use crate::server::{Seen, State, lock};
 use crate::world::{Device, Keys};
 
+/// How long after a companion's answer to `pair-success` the server
+/// restarts its stream.
+const LINK_RESTART_AFTER: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// The keys a registering companion sent in its `ClientPayload`.
 pub fn registration_keys(reg: &wa::client_payload::DevicePairingRegistrationData) -> Option<Keys> {
     let regid = reg.e_regid.as_deref()?;
@@ -163,9 +167,16 @@ fn linked(state: &Arc<State>, sender: &Sender, id: &str, ok: bool) {
         }
         return;
     }
-    sender.send(NodeBuilder::new("stream:error").attr("code", "515").build());
-    sender.close();
     state.saw(Seen::Linked { phone, device });
+    // WhatsApp restarts the stream a network round trip after the answer;
+    // at once, on loopback, the restart would overtake the client's own
+    // bookkeeping of the pairing, which no real link does.
+    let sender = sender.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(LINK_RESTART_AFTER).await;
+        sender.send(NodeBuilder::new("stream:error").attr("code", "515").build());
+        sender.close();
+    });
 }
 
 /// Adds a linked device to an account (at the phone's scan or code).

@@ -322,6 +322,12 @@ impl WireServer {
         lock(&self.state.script).refuse_send(phone, code);
     }
 
+    /// Paces the offline drain of `phone`'s devices (`pace` between two
+    /// stanzas), so a test can stop the gateway in the middle of one.
+    pub fn pace_offline(&self, phone: &str, pace: Duration) {
+        lock(&self.state.script).pace_offline(phone, pace);
+    }
+
     /// Holds each acknowledgement of `phone`'s sends for `delay`.
     pub fn delay_acks(&self, phone: &str, delay: Duration) {
         lock(&self.state.script).delay_acks(phone, delay);
@@ -343,7 +349,9 @@ impl WireServer {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             let changed = self.state.changed.notified();
-            if f(&lock(&self.state.seen)) {
+            // A copy: `f` may ask the server more (its own lock included).
+            let seen = lock(&self.state.seen).clone();
+            if f(&seen) {
                 return Ok(());
             }
             if tokio::time::timeout_at(deadline, changed).await.is_err() {

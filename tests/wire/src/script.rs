@@ -56,6 +56,8 @@ pub struct Script {
     refusals: HashMap<String, VecDeque<u16>>,
     /// How long the server waits before it acknowledges a send.
     ack_delay: HashMap<String, Duration>,
+    /// The pause between two stanzas of an offline drain.
+    offline_pace: HashMap<String, Duration>,
 }
 
 impl Script {
@@ -99,6 +101,17 @@ impl Script {
     /// Delays every acknowledgement of `phone`'s sends.
     pub fn delay_acks(&mut self, phone: &str, delay: Duration) {
         self.ack_delay.insert(phone.to_owned(), delay);
+    }
+
+    /// Paces the offline drain of `phone`'s devices: `pace` between two
+    /// stanzas (a drain a test can interrupt).
+    pub fn pace_offline(&mut self, phone: &str, pace: Duration) {
+        self.offline_pace.insert(phone.to_owned(), pace);
+    }
+
+    /// The pause between two stanzas of `phone`'s offline drain.
+    pub fn offline_pace(&self, phone: &str) -> Duration {
+        self.offline_pace.get(phone).copied().unwrap_or_default()
     }
 
     /// The delay before `phone`'s sends are acknowledged.

@@ -187,9 +187,10 @@ async fn drive(state: Arc<State>, accepted: Accepted) {
     };
     let phone = user.to_string();
     let device = device as u16;
-    if !login(&state, &sender, &phone, device, &client_static) {
+    let Some(owed) = login(&state, &sender, &phone, device, &client_static) else {
         return;
-    }
+    };
+    tokio::spawn(drain(state.clone(), sender.clone(), phone.clone(), owed));
     while let Some(node) = nodes.recv().await {
         crate::routing::stanza(&state, &sender, &phone, device, node).await;
     }
@@ -207,11 +208,38 @@ async fn drive(state: Arc<State>, accepted: Accepted) {
     state.saw(Seen::Closed { phone, device });
 }
 
+/// Sends what a device was owed at its login (marked offline), paced as
+/// scripted, then the end of the offline queue.
+async fn drain(state: Arc<State>, sender: Sender, phone: String, owed: VecDeque<Node>) {
+    let pace = lock(&state.script).offline_pace(&phone);
+    let count = owed.len();
+    for node in owed {
+        if pace > std::time::Duration::ZERO {
+            tokio::time::sleep(pace).await;
+        }
+        if !sender.send(node) {
+            return;
+        }
+    }
+    sender.send(
+        NodeBuilder::new("ib")
+            .children([NodeBuilder::new("offline")
+                .attr("count", count.to_string())
+                .build()])
+            .build(),
+    );
+}
+
 /// Answers a login: `<failure>` when the script or the device's state says
-/// so, else `<success>`, what the device is owed (marked offline), and the
-/// end of the offline queue. A second connection of the same device
-/// replaces the first.
-fn login(state: &State, sender: &Sender, phone: &str, device: u16, noise: &[u8; 32]) -> bool {
+/// so, else `<success>`; gives what the device is owed, for [`drain`]. A
+/// second connection of the same device replaces the first.
+fn login(
+    state: &State,
+    sender: &Sender,
+    phone: &str,
+    device: u16,
+    noise: &[u8; 32],
+) -> Option<VecDeque<Node>> {
     let scripted = lock(&state.script).login_failure(phone);
     let mut world = state.world();
     let known = world
@@ -232,7 +260,7 @@ fn login(state: &State, sender: &Sender, phone: &str, device: u16, noise: &[u8; 
             phone: phone.to_owned(),
             reason: f.reason,
         });
-        return false;
+        return None;
     }
     let lid = world.accounts[phone].lid.clone();
     let dev = world
@@ -259,23 +287,12 @@ fn login(state: &State, sender: &Sender, phone: &str, device: u16, noise: &[u8; 
             .build(),
     );
     let owed: VecDeque<Node> = dev.owed.iter().map(|o| offline(&o.node)).collect();
-    let count = owed.len();
-    for node in owed {
-        sender.send(node);
-    }
-    sender.send(
-        NodeBuilder::new("ib")
-            .children([NodeBuilder::new("offline")
-                .attr("count", count.to_string())
-                .build()])
-            .build(),
-    );
     drop(world);
     state.saw(Seen::LoggedIn {
         phone: phone.to_owned(),
         device,
     });
-    true
+    Some(owed)
 }
 
 /// A stanza redelivered after a login carries `offline`.
