@@ -1,7 +1,10 @@
 //! Auto-reconnect and the account lock. When the network drops a logged-in
 //! session that is meant to be connected (not paused, auto-reconnect on), it
-//! is reconnected after a short pause; consecutive failed attempts are
-//! counted (`error_count`) and wait longer. When the network locks the
+//! is reconnected after a short pause; consecutive failures (failed
+//! attempts, refused logins, connections that dropped before they lasted,
+//! the server's rate-limit penalty) are counted (`error_count`) and wait
+//! longer, so a network that keeps saying no is asked ever more slowly.
+//! When the network locks the
 //! account, auto-reconnect waits out a cooldown from an escalating schedule
 //! (per session and process lifetime; the last step repeats), then resumes; a
 //! manual connect lifts the cooldown at once.
@@ -107,7 +110,7 @@ impl Watch {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Consecutive failed automatic reconnect attempts since the last login.
+    /// Consecutive failures since the last lasting login (see `dropped`).
     pub fn error_count(&self) -> u32 {
         self.lock().error_count
     }
