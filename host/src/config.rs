@@ -210,6 +210,15 @@ pub struct ServeArgs {
     /// 2.3000.1023456789 (default: fetched from web.whatsapp.com once a day).
     #[arg(long, env = "SWITCHBOARD_WHATSAPP_VERSION", value_parser = parse_version)]
     pub whatsapp_version: Option<(u32, u32, u32)>,
+    /// WhatsApp backend: how long a send waits for WhatsApp to accept or
+    /// refuse it, in milliseconds (a refusal fails the send; no answer in
+    /// time answers as written).
+    #[arg(
+        long,
+        env = "SWITCHBOARD_WHATSAPP_SEND_ACK_WAIT_MS",
+        default_value = "20000"
+    )]
+    pub whatsapp_send_ack_wait_ms: u64,
     /// WhatsApp backend, test builds only: the wire server's media host
     /// (127.0.0.1:port), reached over plain HTTP.
     #[cfg(feature = "wire")]
@@ -711,6 +720,7 @@ impl ServeArgs {
                     .clone()
                     .filter(|u| !u.trim().is_empty()),
                 version: self.whatsapp_version,
+                send_ack_wait: Duration::from_millis(self.whatsapp_send_ack_wait_ms),
                 #[cfg(feature = "wire")]
                 wire_media_host: self.whatsapp_wire_media_host.clone(),
                 ..WhatsAppConfig::default()

@@ -94,6 +94,9 @@ fn rows() -> Vec<Row> {
         row("whatsapp-version", "2.3000.1023456789", |c| {
             c.whatsapp.version = Some((2, 3000, 1_023_456_789));
         }),
+        row("whatsapp-send-ack-wait-ms", "1500", |c| {
+            c.whatsapp.send_ack_wait = Duration::from_millis(1500);
+        }),
         Row {
             long: "log-level",
             value: "debug,switchboard=trace",

@@ -115,6 +115,8 @@ mod wire_messages;
 mod wire_pairing;
 #[cfg(feature = "whatsapp")]
 mod wire_receipts;
+#[cfg(feature = "whatsapp")]
+mod wire_sends;
 
 /// The binary built from the host's `main.rs` (see tests/Cargo.toml).
 pub(crate) const BINARY: &str = env!("CARGO_BIN_EXE_switchboard-e2e");

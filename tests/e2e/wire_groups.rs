@@ -6,13 +6,32 @@ use std::time::Duration;
 
 use serde_json::json;
 use switchboard_tests::wire::{GATEWAY_PHONE, Wired};
-use switchboard_wire::customer::text_of;
+use switchboard_wire::customer::{Customer, text_of};
 use whatsapp_rust::Jid;
 use whatsapp_rust::types::events::Event;
 use whatsapp_rust::wacore::iq::groups::GroupSubject;
 
 const CUSTOMER: &str = "15550000401";
 const SECOND: &str = "15550000402";
+
+/// Waits until `customer` reads `text` from the gateway in the group.
+async fn reads_in_group(customer: &Customer, group: &Jid, text: &str) {
+    customer
+        .events()
+        .wait(Duration::from_secs(30), |e| {
+            let Event::Messages(batch) = e else {
+                return None;
+            };
+            batch.messages.iter().find_map(|m| {
+                (m.info.source.chat == *group
+                    && m.info.source.sender.user == GATEWAY_PHONE
+                    && text_of(&m.message).as_deref() == Some(text))
+                .then_some(())
+            })
+        })
+        .await
+        .unwrap_or_else(|e| panic!("`{text}` not read in the group: {e}"));
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_group_the_gateway_creates_is_messaged_both_ways_and_renamed_by_a_member() {
@@ -42,21 +61,7 @@ async fn a_group_the_gateway_creates_is_messaged_both_ways_and_renamed_by_a_memb
         )
         .await
         .expect(200);
-    customer
-        .events()
-        .wait(Duration::from_secs(30), |e| {
-            let Event::Messages(batch) = e else {
-                return None;
-            };
-            batch.messages.iter().find_map(|m| {
-                (m.info.source.chat == gjid
-                    && m.info.source.sender.user == GATEWAY_PHONE
-                    && text_of(&m.message).as_deref() == Some("welcome to the group"))
-                .then_some(())
-            })
-        })
-        .await
-        .expect("the customer reads the group message");
+    reads_in_group(&customer, &gjid, "welcome to the group").await;
 
     customer
         .client
@@ -126,23 +131,21 @@ async fn a_member_the_gateway_adds_hears_of_it_and_reads_the_next_message_and_on
         )
         .await
         .expect(200);
-    second
-        .events()
-        .wait(Duration::from_secs(30), |e| {
-            let Event::Messages(batch) = e else {
-                return None;
-            };
-            batch.messages.iter().find_map(|m| {
-                (m.info.source.chat == gjid
-                    && text_of(&m.message).as_deref() == Some("after the change"))
-                .then_some(())
-            })
-        })
+    reads_in_group(&second, &gjid, "after the change").await;
+    // The removed member's client never got it: a text the gateway sends
+    // it after the group message is routed after it, so once the text is
+    // there, the group message would be too.
+    w.server
+        .post(
+            "/api/v1/sessions/wa/messages/text",
+            json!({ "to": format!("+{CUSTOMER}"), "text": "a marker" }),
+        )
         .await
-        .expect("the added member reads the group");
-    // The removed member's client never got it: give it time to arrive if
-    // it were routed, then look.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+        .expect(200);
+    first
+        .wait_text(GATEWAY_PHONE, |t| t == "a marker")
+        .await
+        .unwrap();
     let leaked = first.events().count(|e| {
         let Event::Messages(batch) = e else {
             return false;

@@ -120,6 +120,10 @@ pub struct WireHttp {
 impl WireHttp {
     /// A client for the wire's media host.
     pub fn new(media_host: String) -> Self {
+        // The workspace builds reqwest without a crypto provider of its own
+        // (the gateway installs ring at start): install ring, or keep the
+        // one installed.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         Self {
             client: reqwest::Client::new(),
             media_host,

@@ -236,18 +236,7 @@ fn notify(world: &mut World, gid: &str, actor: &str, change: Node) {
 }
 
 fn tell_one(world: &mut World, gid: &str, actor: &str, member: &str, change: Node) {
-    let devices: Vec<u16> = world
-        .accounts
-        .get(member)
-        .map(|a| {
-            a.devices
-                .values()
-                .filter(|d| !d.removed)
-                .map(|d| d.id)
-                .collect()
-        })
-        .unwrap_or_default();
-    for d in devices {
+    for d in world.live_devices(member) {
         let id = world.id();
         let note = NodeBuilder::new("notification")
             .attr("type", "w:gp2")

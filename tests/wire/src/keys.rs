@@ -195,14 +195,7 @@ pub fn usync(state: &State, node: &Node, id: &str) -> Node {
             let account = world.account_of(&user);
             let mut children = Vec::new();
             if wants("devices") {
-                let account = account?;
-                let live: Vec<u16> = account
-                    .devices
-                    .values()
-                    .filter(|d| !d.removed)
-                    .map(|d| d.id)
-                    .collect();
-                children.push(devices(&live));
+                children.push(devices(&account?.live_devices()));
             }
             if wants("contact") {
                 let kind = if account.is_some() { "in" } else { "out" };

@@ -61,6 +61,9 @@ async fn message(state: &State, sender: &Sender, phone: &str, device: u16, node:
         .build();
     if let Some(code) = refusal {
         ack.attrs.insert("error", code.to_string());
+        if delay > Duration::ZERO {
+            tokio::time::sleep(delay).await;
+        }
         sender.send(ack);
         state.saw(Seen::Sent {
             phone: phone.to_owned(),
@@ -136,18 +139,7 @@ fn route(world: &mut World, phone: &str, device: u16, to: &str, id: &str, node: 
         let only = attr(node, "participant").map(|p| split_jid(&p));
         let members: Vec<String> = group.members.keys().cloned().collect();
         for member in members {
-            let devices: Vec<u16> = world
-                .accounts
-                .get(&member)
-                .map(|a| {
-                    a.devices
-                        .values()
-                        .filter(|d| !d.removed)
-                        .map(|d| d.id)
-                        .collect()
-                })
-                .unwrap_or_default();
-            for d in devices {
+            for d in world.live_devices(&member) {
                 if member == phone && d == device {
                     continue;
                 }
@@ -261,11 +253,9 @@ fn receipt(state: &State, phone: &str, device: u16, node: &Node) {
     let Some(target_phone) = world.account_of(&target).map(|a| a.phone.clone()) else {
         return;
     };
-    let devices: Vec<u16> = world.accounts[&target_phone]
-        .devices
-        .values()
-        .filter(|d| !d.removed)
-        .map(|d| d.id)
+    let devices: Vec<u16> = world
+        .live_devices(&target_phone)
+        .into_iter()
         .filter(|d| target_device.is_none_or(|t| t == *d))
         .collect();
     for d in devices {

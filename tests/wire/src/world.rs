@@ -111,7 +111,26 @@ pub struct World {
     pub next_id: u64,
 }
 
+impl Account {
+    /// The numbers of its linked devices that are not unlinked.
+    pub fn live_devices(&self) -> Vec<u16> {
+        self.devices
+            .values()
+            .filter(|d| !d.removed)
+            .map(|d| d.id)
+            .collect()
+    }
+}
+
 impl World {
+    /// The live devices of the account `phone` (none for an unknown one).
+    pub fn live_devices(&self, phone: &str) -> Vec<u16> {
+        self.accounts
+            .get(phone)
+            .map(Account::live_devices)
+            .unwrap_or_default()
+    }
+
     /// A fresh id for a stanza the server makes.
     pub fn id(&mut self) -> String {
         self.next_id += 1;

@@ -4,7 +4,7 @@
 use switchboard_egress::MediaUrlConfig;
 
 /// How whatsapp clients are built.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WhatsAppConfig {
     /// The chat server's websocket URL; `None` is the crate's default
     /// (`wss://web.whatsapp.com/ws/chat`). Tests point it at a closed local
@@ -23,6 +23,21 @@ pub struct WhatsAppConfig {
     /// chain). A build without the feature refuses to start a client with
     /// it set.
     pub wire_media_host: Option<String>,
+    /// How long a send waits for the server to accept or refuse it
+    /// (`SWITCHBOARD_WHATSAPP_SEND_ACK_WAIT_MS`, 20 s).
+    pub send_ack_wait: std::time::Duration,
+}
+
+impl Default for WhatsAppConfig {
+    fn default() -> Self {
+        Self {
+            ws_url: None,
+            version: None,
+            media_urls: MediaUrlConfig::default(),
+            wire_media_host: None,
+            send_ack_wait: std::time::Duration::from_secs(20),
+        }
+    }
 }
 
 /// Parses a version `2.3000.1023456789` (the flag's value parser).

@@ -12,12 +12,13 @@
 //! is looked up there (`history.rs`).
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use whatsapp_rust::Client;
 use whatsapp_rust::download::MediaType;
 use whatsapp_rust::send::SendOptions;
 use whatsapp_rust::waproto::buffa::MessageField;
 use whatsapp_rust::waproto::whatsapp as wa;
+use whatsapp_rust::{Client, NodeFilter};
 
 use super::history;
 use super::send_media::{audio, document, image, upload, video};
@@ -52,6 +53,8 @@ pub struct Stores<'a> {
     pub media: &'a MediaStore,
     /// How media named by `url` is fetched.
     pub media_urls: &'a MediaUrlConfig,
+    /// How long a send waits for the server's acknowledgement.
+    pub ack_wait: Duration,
 }
 
 /// Sends `content` to `to` under `message_id` and keeps what was sent in
@@ -102,11 +105,27 @@ pub async fn send(
             )));
         }
     };
-    send_built(client, store, session_id, message_id, &jid, message).await
+    send_built(
+        client,
+        store,
+        session_id,
+        message_id,
+        &jid,
+        message,
+        stores.ack_wait,
+    )
+    .await
 }
 
 /// Sends a built message to `jid` under `message_id` and keeps it in the
 /// session's history (so it can be quoted, forwarded or acted on later).
+///
+/// The crate returns once the stanza is written; the server's answer comes
+/// after, as an `<ack>` naming the message. The send waits up to
+/// `ack_wait` for it: a refusal (`error="463"`, the reach-out timelock;
+/// 479, 421…) is the send's failure, an acceptance gives the server's
+/// timestamp. No answer in time keeps the written stanza's answer: the
+/// message is out, the server just has not said so yet.
 pub(super) async fn send_built(
     client: &Arc<Client>,
     store: &Store,
@@ -114,16 +133,48 @@ pub(super) async fn send_built(
     message_id: &str,
     jid: &whatsapp_rust::Jid,
     message: wa::Message,
+    ack_wait: Duration,
 ) -> Result<SendReceipt, NetworkError> {
     // The crate consumes the message; the copy is what gets kept.
     let kept = message.clone();
+    // Registered before the send: the answer can come before it returns.
+    let ack = client.wait_for_node(
+        NodeFilter::tag("ack")
+            .attr("class", "message")
+            .attr("id", message_id),
+    );
     let sent = client
         .send_message_with_options(jid.clone(), message, send_options(message_id))
         .await
         .map_err(|e| NetworkError::Failed(format!("the message was not sent: {e}")))?;
-    let receipt = receipt(sent.message_id);
+    let mut receipt = receipt(sent.message_id);
+    if let Ok(Ok(node)) = tokio::time::timeout(ack_wait, ack).await {
+        let node = node.get();
+        if let Some(code) = node.get_attr("error") {
+            return Err(refusal(&code.as_str()));
+        }
+        if let Some(t) = node
+            .get_attr("t")
+            .and_then(|t| t.as_str().parse::<i64>().ok())
+        {
+            receipt.timestamp = t;
+        }
+    }
     history::keep_sent(client, store, session_id, &receipt, jid, &kept).await;
     Ok(receipt)
+}
+
+/// The error of a send the server refused with `code`.
+pub fn refusal(code: &str) -> NetworkError {
+    let why = match code {
+        "463" => {
+            "reach-out timelock: WhatsApp holds this account's messages to new contacts for now"
+        }
+        _ => "refused by the server",
+    };
+    NetworkError::Rejected(format!(
+        "WhatsApp refused the message (error {code}: {why})"
+    ))
 }
 
 /// Every send goes out under the gateway's message id, so a retry of the

@@ -343,6 +343,7 @@ impl NetworkSession for WaSession {
             store: &self.inner.store,
             media: &self.inner.media,
             media_urls: &self.inner.config.media_urls,
+            ack_wait: self.inner.config.send_ack_wait,
         };
         super::send::send(&client, stores, &self.inner.id, message_id, to, content).await
     }

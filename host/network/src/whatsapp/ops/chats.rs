@@ -153,6 +153,7 @@ impl ChatOps for WaSession {
             message_id,
             &to,
             message,
+            self.inner.config.send_ack_wait,
         )
         .await
     }
