@@ -289,3 +289,26 @@ async fn unlinking_the_device_on_the_phone_logs_the_session_out_for_good() {
         "{session}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_login_refused_with_a_reason_retrying_cannot_change_is_not_retried() {
+    let (w, mut stream) = linked().await;
+    w.wire
+        .refuse_logins(GATEWAY_PHONE, Some(LoginFailure::reason(409)));
+    w.wire.drop_connections(GATEWAY_PHONE);
+    // 409 is a bad user agent: no retry makes it good.
+    let gone = stream
+        .find(|e| {
+            e["event"] == "disconnected"
+                && e["data"]["reason"]
+                    .as_str()
+                    .is_some_and(|r| r.contains("BadUserAgent"))
+        })
+        .await;
+    quiet().await;
+    assert_eq!(refusals(&w), 1, "{gone} {:?}", w.wire.seen());
+    let status = w.server.get("/api/v1/sessions/wa/status").await.expect(200);
+    assert_eq!(status["status"], "disconnected", "{status}");
+    // The credentials stay: connecting again is the operator's call.
+    assert_eq!(status["phone_number"], GATEWAY_PHONE, "{status}");
+}

@@ -34,34 +34,62 @@ pub struct Pending {
     pub linking: Option<(String, u16, String)>,
 }
 
-/// What happened, for tests to wait on. `phone` is the account, `device`
-/// the device number, `id` a stanza id.
+/// What happened, for tests to wait on.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[allow(missing_docs)]
 pub enum Seen {
     /// A device logged in.
-    LoggedIn { phone: String, device: u16 },
-    /// A login was refused with `reason`.
-    Refused { phone: String, reason: u16 },
-    /// A device was linked.
-    Linked { phone: String, device: u16 },
-    /// A device sent a message stanza, refused with `error` (none:
-    /// accepted).
-    Sent {
+    LoggedIn {
+        /// The account.
         phone: String,
+        /// The device number.
+        device: u16,
+    },
+    /// A login was refused.
+    Refused {
+        /// The account.
+        phone: String,
+        /// The `<failure>` reason.
+        reason: u16,
+    },
+    /// A device was linked.
+    Linked {
+        /// The account.
+        phone: String,
+        /// The new device's number.
+        device: u16,
+    },
+    /// A device sent a message stanza.
+    Sent {
+        /// The sending account.
+        phone: String,
+        /// The message id.
         id: String,
+        /// The error code it was refused with; none: accepted.
         error: Option<u16>,
     },
-    /// A device acknowledged what it was owed.
+    /// A device acknowledged a stanza it was owed.
     Acked {
+        /// The account.
         phone: String,
+        /// The device number.
         device: u16,
+        /// The stanza id.
         id: String,
     },
     /// A device's connection ended.
-    Closed { phone: String, device: u16 },
+    Closed {
+        /// The account.
+        phone: String,
+        /// The device number.
+        device: u16,
+    },
     /// A device unlinked itself.
-    LoggedOut { phone: String, device: u16 },
+    LoggedOut {
+        /// The account.
+        phone: String,
+        /// The device number.
+        device: u16,
+    },
 }
 
 /// The shared state of a running server.
