@@ -312,3 +312,17 @@ async fn a_login_refused_with_a_reason_retrying_cannot_change_is_not_retried() {
     // The credentials stay: connecting again is the operator's call.
     assert_eq!(status["phone_number"], GATEWAY_PHONE, "{status}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_logged_in_session_unlinks_its_device_on_the_phone() {
+    let (w, _stream) = linked().await;
+    w.server.delete("/api/v1/sessions/wa").await.expect(200);
+    w.wire
+        .wait(Duration::from_secs(10), |seen| {
+            seen.iter()
+                .any(|s| matches!(s, Seen::LoggedOut { device: 1, .. }))
+        })
+        .await
+        .unwrap();
+    assert_eq!(w.wire.devices(GATEWAY_PHONE), vec![(1, false, true)]);
+}

@@ -356,17 +356,25 @@ impl Sessions {
     /// Deletes a session and everything stored for it. Its intake and
     /// pending reconnect are stopped first, and the intake awaited, so it
     /// writes nothing after the cascade (what it had in flight is refused
-    /// by the store anyway: it is written for this incarnation).
+    /// by the store anyway: it is written for this incarnation). A
+    /// logged-in session logs out first, so its device leaves the phone's
+    /// linked devices instead of staying there with no gateway behind it.
     pub async fn delete(&self, id: &str) -> Result<(), SessionError> {
         let live = self
             .live_map()
             .remove(id)
             .ok_or_else(|| SessionError::NotFound(id.to_owned()))?;
+        let logged_in = live.state().status == SessionStatus::LoggedIn;
         live.ended.cancel();
         live.watch.cancel_pending();
         live.intake_done.cancelled().await;
-        if let Err(e) = live.client.disconnect().await {
-            tracing::debug!(session = %id, error = %e, "disconnect before delete failed");
+        let left = if logged_in {
+            live.client.logout().await
+        } else {
+            live.client.disconnect().await
+        };
+        if let Err(e) = left {
+            tracing::warn!(session = %id, error = %e, logged_in, "leaving the network before the delete failed");
         }
         let record = self.inner.store.get_session(id)?;
         if let Some(network) =
