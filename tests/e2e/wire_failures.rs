@@ -29,6 +29,13 @@ async fn linked() -> (Wired, EventStream) {
     (w, stream)
 }
 
+/// From now on the server refuses every login with `failure`, and it drops
+/// the session's connection so that the gateway logs in again.
+fn refuse_every_login(w: &Wired, failure: LoginFailure) {
+    w.wire.refuse_logins(GATEWAY_PHONE, Some(failure));
+    w.wire.drop_connections(GATEWAY_PHONE);
+}
+
 fn refusals(w: &Wired) -> usize {
     w.wire.count(|s| matches!(s, Seen::Refused { .. }))
 }
@@ -46,9 +53,7 @@ async fn quiet() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_login_refused_as_logged_out_ends_the_session_and_is_never_retried() {
     let (w, mut stream) = linked().await;
-    w.wire
-        .refuse_logins(GATEWAY_PHONE, Some(LoginFailure::reason(401)));
-    w.wire.drop_connections(GATEWAY_PHONE);
+    refuse_every_login(&w, LoginFailure::reason(401));
     let out = stream.find(|e| e["event"] == "logged_out").await;
     assert!(
         out["data"]["reason"]
@@ -71,9 +76,7 @@ async fn a_login_refused_as_logged_out_ends_the_session_and_is_never_retried() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_locked_account_is_told_with_its_cooldown_and_not_retried_within_it() {
     let (w, mut stream) = linked().await;
-    w.wire
-        .refuse_logins(GATEWAY_PHONE, Some(LoginFailure::reason(403)));
-    w.wire.drop_connections(GATEWAY_PHONE);
+    refuse_every_login(&w, LoginFailure::reason(403));
     let locked = stream.find(|e| e["event"] == "account_locked").await;
     assert!(
         locked["data"]["cooldown_secs"].as_i64().unwrap() > 0,
@@ -89,15 +92,12 @@ async fn a_locked_account_is_told_with_its_cooldown_and_not_retried_within_it() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_temporary_ban_names_its_expiry_and_is_not_retried_within_it() {
     let (w, mut stream) = linked().await;
-    w.wire.refuse_logins(
-        GATEWAY_PHONE,
-        Some(
-            LoginFailure::reason(402)
-                .with("code", 101)
-                .with("expire", 3600),
-        ),
+    refuse_every_login(
+        &w,
+        LoginFailure::reason(402)
+            .with("code", 101)
+            .with("expire", 3600),
     );
-    w.wire.drop_connections(GATEWAY_PHONE);
     let locked = stream.find(|e| e["event"] == "account_locked").await;
     let reason = locked["data"]["reason"].as_str().unwrap();
     assert!(
@@ -111,9 +111,7 @@ async fn a_temporary_ban_names_its_expiry_and_is_not_retried_within_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_outdated_client_is_told_so_and_not_retried() {
     let (w, mut stream) = linked().await;
-    w.wire
-        .refuse_logins(GATEWAY_PHONE, Some(LoginFailure::reason(405)));
-    w.wire.drop_connections(GATEWAY_PHONE);
+    refuse_every_login(&w, LoginFailure::reason(405));
     stream.find(|e| e["event"] == "client_outdated").await;
     quiet().await;
     assert_eq!(refusals(&w), 1, "{:?}", w.wire.seen());
@@ -138,9 +136,7 @@ async fn a_login_refused_while_the_service_is_unavailable_is_retried_with_a_grow
     })
     .await;
     w.linked("wa").await;
-    w.wire
-        .refuse_logins(GATEWAY_PHONE, Some(LoginFailure::reason(503)));
-    w.wire.drop_connections(GATEWAY_PHONE);
+    refuse_every_login(&w, LoginFailure::reason(503));
     tokio::time::sleep(Duration::from_millis(2500)).await;
     // 100 + 200 + 400 + 800 ms: at most five tries in 2.5 s (a fixed
     // 100 ms pause would have made about twenty-five).
@@ -293,9 +289,7 @@ async fn unlinking_the_device_on_the_phone_logs_the_session_out_for_good() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_login_refused_with_a_reason_retrying_cannot_change_is_not_retried() {
     let (w, mut stream) = linked().await;
-    w.wire
-        .refuse_logins(GATEWAY_PHONE, Some(LoginFailure::reason(409)));
-    w.wire.drop_connections(GATEWAY_PHONE);
+    refuse_every_login(&w, LoginFailure::reason(409));
     // 409 is a bad user agent: no retry makes it good.
     let gone = stream
         .find(|e| {

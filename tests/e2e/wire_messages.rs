@@ -4,9 +4,8 @@
 //! revokes, polls and votes, in both directions.
 
 use serde_json::{Value, json};
-use switchboard_tests::wire::{GATEWAY_PHONE, Wired};
+use switchboard_tests::wire::{GATEWAY_PHONE, Wired, jid};
 use switchboard_wire::customer::{Customer, text_of};
-use whatsapp_rust::Jid;
 use whatsapp_rust::download::MediaType;
 use whatsapp_rust::types::events::Event;
 use whatsapp_rust::upload::UploadOptions;
@@ -14,10 +13,6 @@ use whatsapp_rust::waproto::whatsapp as wa;
 
 /// The customer's number.
 const CUSTOMER: &str = "15550000201";
-
-fn jid(phone: &str) -> Jid {
-    format!("{phone}@s.whatsapp.net").parse().unwrap()
-}
 
 /// A gateway session `wa` and a customer, both linked.
 async fn pair() -> (Wired, Customer) {

@@ -4,17 +4,12 @@
 use std::time::Duration;
 
 use serde_json::json;
-use switchboard_tests::wire::{GATEWAY_PHONE, Wired};
+use switchboard_tests::wire::{GATEWAY_PHONE, Wired, jid};
 use switchboard_wire::customer::Customer;
-use whatsapp_rust::Jid;
 use whatsapp_rust::types::events::Event;
 use whatsapp_rust::types::presence::{ChatPresence, ReceiptType};
 
 const CUSTOMER: &str = "15550000301";
-
-fn jid(phone: &str) -> Jid {
-    format!("{phone}@s.whatsapp.net").parse().unwrap()
-}
 
 async fn pair() -> (Wired, Customer) {
     let w = Wired::start().await;

@@ -19,6 +19,13 @@ pub const GATEWAY_PHONE: &str = "15557770001";
 /// for an app-state key share no phone sends.
 pub const LOGIN_PATIENCE: Duration = Duration::from_secs(60);
 
+/// The JID of a phone number, as the crate's clients take it.
+pub fn jid(phone: &str) -> whatsapp_rust::Jid {
+    format!("{phone}@s.whatsapp.net")
+        .parse()
+        .expect("a phone number's JID")
+}
+
 /// Points `config`'s `whatsapp` network at `wire`.
 pub fn configure(config: &mut Config, wire: &WireServer) {
     config.whatsapp.ws_url = Some(wire.ws_url());

@@ -59,22 +59,9 @@ async fn message(state: &State, sender: &Sender, phone: &str, device: u16, node:
         .attr("from", to.clone())
         .attr("t", crate::now().to_string())
         .build();
-    if let Some(code) = refusal {
-        ack.attrs.insert("error", code.to_string());
-        if delay > Duration::ZERO {
-            tokio::time::sleep(delay).await;
-        }
-        sender.send(ack);
-        state.saw(Seen::Sent {
-            phone: phone.to_owned(),
-            id,
-            error: Some(code),
-        });
-        return;
-    }
-    {
-        let mut world = state.world();
-        route(&mut world, phone, device, &to, &id, &node);
+    match refusal {
+        Some(code) => ack.attrs.insert("error", code.to_string()),
+        None => route(&mut state.world(), phone, device, &to, &id, &node),
     }
     if delay > Duration::ZERO {
         tokio::time::sleep(delay).await;
@@ -83,7 +70,7 @@ async fn message(state: &State, sender: &Sender, phone: &str, device: u16, node:
     state.saw(Seen::Sent {
         phone: phone.to_owned(),
         id,
-        error: None,
+        error: refusal,
     });
 }
 
