@@ -165,6 +165,7 @@ TAKES_THE_SESSION_DOWN = [
     "POST /api/v1/sim/sessions/{id}/faults",
     "POST /api/v1/sim/sessions/{id}/lock",
     "POST /api/v1/sim/sessions/{id}/replace",
+    "POST /api/v1/sim/sessions/{id}/timelock",
 ]
 
 # The checks run: no 5xx, no schema-valid request refused, every answer on

@@ -330,6 +330,11 @@ pub struct ServeArgs {
     /// reconnect schedule over; a drop sooner counts as one more failure.
     #[arg(long, env = "SWITCHBOARD_RECONNECT_STABLE_AFTER_SECS", default_value = "30", value_parser = parse_secs)]
     pub reconnect_stable_after_secs: std::time::Duration,
+    /// How long a reach-out timelock is assumed to last, in seconds, when
+    /// WhatsApp refused a send for one (error 463) without saying until when:
+    /// sends to people without a chat are held that long.
+    #[arg(long, env = "SWITCHBOARD_REACH_OUT_HOLD_SECS", default_value = "3600", value_parser = parse_secs)]
+    pub reach_out_hold_secs: std::time::Duration,
     /// How long a trust contact token lives on the sim before it can be pruned, in seconds.
     #[arg(long, env = "SWITCHBOARD_SIM_TCTOKEN_LIFETIME_SECS", default_value = "604800", value_parser = parse_secs)]
     pub sim_tctoken_lifetime_secs: std::time::Duration,
@@ -657,6 +662,7 @@ impl ServeArgs {
                 delays: self.reconnect_delays_secs.0.clone(),
                 lock_backoff: self.account_lock_backoff_secs.0.clone(),
                 stable_after: self.reconnect_stable_after_secs,
+                reach_out_hold: self.reach_out_hold_secs,
             },
             schedule: ScheduleConfig {
                 max_wait: self.schedule_max_wait_secs,

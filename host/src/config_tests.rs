@@ -275,6 +275,9 @@ fn rows() -> Vec<Row> {
         row("reconnect-stable-after-secs", "5", |c| {
             c.reconnect.stable_after = secs(5);
         }),
+        row("reach-out-hold-secs", "120", |c| {
+            c.reconnect.reach_out_hold = secs(120);
+        }),
         row("schedule-max-wait-secs", "30", |c| {
             c.schedule.max_wait = secs(30);
         }),

@@ -82,6 +82,7 @@ mod stream_resume;
 mod tenancy_sessions;
 mod tenancy_streams;
 mod tenancy_webhooks;
+mod timelock;
 mod tokens;
 mod tokens_limits;
 mod tokens_matrix;

@@ -222,6 +222,10 @@ pub struct BlastRecipientView {
     pub message_id: Option<String>,
     /// ISO-8601.
     pub updated_at: String,
+    /// ISO-8601 time until which it is held, still `pending`, for the
+    /// account's reach-out timelock (it has no chat with this recipient);
+    /// `null` when not held.
+    pub held_until: Option<String>,
 }
 
 impl From<&BlastRecipient> for BlastRecipientView {
@@ -234,6 +238,7 @@ impl From<&BlastRecipient> for BlastRecipientView {
             last_error: r.last_error.clone(),
             message_id: r.message_id.clone(),
             updated_at: iso8601(r.updated_at),
+            held_until: r.held_until.map(iso8601),
         }
     }
 }
@@ -499,6 +504,7 @@ mod tests {
             last_error: Some("offline".into()),
             message_id: None,
             updated_at: 12,
+            held_until: None,
         };
         let v = serde_json::to_value(BlastRecipientView::from(&r)).unwrap();
         assert_eq!(v["status"], "dlq");

@@ -104,6 +104,9 @@ impl IntoResponse for ApiError {
             error: ErrorDetail {
                 code: self.code.into_owned(),
                 message: self.message,
+                retry_after: self
+                    .retry_after
+                    .map(switchboard_runtime::messages::retry_after_secs),
             },
         };
         let mut resp = (self.status, Json(body)).into_response();
@@ -175,6 +178,13 @@ impl From<NetworkError> for ApiError {
                 Self::new(StatusCode::UNPROCESSABLE_ENTITY, "network_rejected", msg)
             }
             NetworkError::Failed(_) => Self::new(StatusCode::BAD_GATEWAY, "network_error", msg),
+            // Reached only by what the send core does not carry (a message
+            // action): its sends learn the lock and answer with its end.
+            NetworkError::ReachOutTimelock { until } => {
+                let now = crate::domain::time::unix_now();
+                let wait = until.map_or(1, |t| (t - now).max(1)) as u64;
+                Self::too_many_requests("reach_out_timelock", msg, Duration::from_secs(wait))
+            }
             NetworkError::NotSupported(_) => {
                 Self::new(StatusCode::NOT_IMPLEMENTED, "not_supported_by_network", msg)
             }
@@ -201,6 +211,10 @@ impl From<SessionError> for ApiError {
             }
             SessionError::SendPaced { retry_after, .. } => {
                 Self::too_many_requests("send_paced", msg, retry_after)
+            }
+            SessionError::Timelocked { lock, .. } => {
+                let wait = lock.retry_after_secs(crate::domain::time::unix_now()) as u64;
+                Self::too_many_requests("reach_out_timelock", msg, Duration::from_secs(wait))
             }
         }
     }

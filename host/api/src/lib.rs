@@ -30,6 +30,7 @@ mod sim;
 mod sim_account;
 mod sim_events;
 mod sim_groups;
+mod sim_timelock;
 mod stream;
 pub mod tokens;
 mod webhooks;
@@ -157,6 +158,7 @@ pub fn router(state: AppState, limits: BodyLimits) -> Router {
             .merge(sim::routes())
             .merge(sim_events::routes())
             .merge(sim_account::routes())
+            .merge(sim_timelock::routes())
             .merge(sim_groups::routes());
     }
     let api = api.route_layer(from_fn_with_state(state.clone(), auth::require_token));

@@ -14,6 +14,7 @@ use super::AppState;
 use super::error::{ApiError, ApiResult};
 use super::extract::{ApiJson, ApiPath, ApiQuery, Paging};
 use super::scheduled::{self, ScheduledAccepted};
+use crate::domain::jid::Jid;
 use crate::domain::message::MessageRecord;
 use crate::domain::send::{MediaSource, SendKind, SendRequest};
 use crate::openapi::common::{SendPath, SessionPath};
@@ -106,7 +107,24 @@ pub async fn send_json(
     if !state.sessions.exists(id) {
         return Err(switchboard_runtime::sessions::SessionError::NotFound(id.to_owned()).into());
     }
-    if let Some(send_at) = scheduled::future_send_at(&body)? {
+    let send_at = scheduled::future_send_at(&body)?;
+    // An immediate send to someone the account has no chat with, while its
+    // reach-out timelock holds: stored for the lock's end, like a send
+    // scheduled for then (a `to` that does not parse is refused below).
+    let held = match send_at {
+        None => body
+            .get("to")
+            .and_then(Value::as_str)
+            .and_then(|to| Jid::parse_recipient(to).ok())
+            .and_then(|to| state.send.hold_for(id, &to)),
+        Some(_) => None,
+    };
+    let deferred = match (send_at, held) {
+        (Some(send_at), _) => Some(Ok(send_at)),
+        (None, Some(lock)) => Some(Err(lock)),
+        (None, None) => None,
+    };
+    if let Some(deferred) = deferred {
         let request = SendRequest::from_json(kind, body.clone())?;
         match request.content.media_source() {
             Some(MediaSource::Stored(media_id)) => {
@@ -115,8 +133,10 @@ pub async fn send_json(
             Some(MediaSource::Url(url)) => state.send.check_media_url(url).await?,
             _ => {}
         }
-        let (status, Json(outcome)) =
-            scheduled::schedule(state, id, &request, body, send_at, message_id)?;
+        let (status, Json(outcome)) = match deferred {
+            Ok(send_at) => scheduled::schedule(state, id, &request, body, send_at, message_id)?,
+            Err(lock) => scheduled::hold(state, id, &request, body, lock, message_id)?,
+        };
         return Ok((status, outcome));
     }
     let request = SendRequest::from_json(kind, body)?;

@@ -55,6 +55,11 @@ pub struct ScheduledAccepted {
     pub send_at: String,
     /// `scheduled`.
     pub status: ScheduledStatus,
+    /// Why an immediate send was stored instead of sent: `reach_out_timelock`
+    /// (held until the account's reach-out timelock ends; `send_at` is its
+    /// end). Absent for a send scheduled by its `send_at`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held: Option<&'static str>,
 }
 
 /// Validates and stores a send for `send_at`, to go out under `message_id`
@@ -75,6 +80,37 @@ pub fn schedule<T: From<ScheduledAccepted>>(
         scheduled_id: send.id,
         send_at: iso8601(send.send_at),
         status: send.status,
+        held: None,
+    };
+    Ok((StatusCode::ACCEPTED, Json(accepted.into())))
+}
+
+/// Stores an immediate send that the account's reach-out timelock holds
+/// (see [`switchboard_runtime::sessions::Sessions::hold_for`]) as a send
+/// scheduled for the lock's end; answers `202` with [`ScheduledAccepted`]
+/// marked `held`.
+pub fn hold<T: From<ScheduledAccepted>>(
+    state: &AppState,
+    session_id: &str,
+    request: &SendRequest,
+    body: Value,
+    lock: switchboard_runtime::sessions::Timelock,
+    message_id: Option<String>,
+) -> ApiResult<(StatusCode, Json<T>)> {
+    let reason = switchboard_runtime::sessions::SessionError::Timelocked {
+        session: session_id.to_owned(),
+        lock,
+        refused: false,
+    }
+    .to_string();
+    let send = state
+        .scheduler
+        .schedule_held(session_id, request, body, lock.until, message_id, reason)?;
+    let accepted = ScheduledAccepted {
+        scheduled_id: send.id,
+        send_at: iso8601(send.send_at),
+        status: send.status,
+        held: Some("reach_out_timelock"),
     };
     Ok((StatusCode::ACCEPTED, Json(accepted.into())))
 }

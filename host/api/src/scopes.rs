@@ -516,6 +516,16 @@ pub const ROUTES: &[(&str, &str, Access)] = &[
         Access::Needs(Scope::Admin),
     ),
     (
+        "DELETE",
+        "/api/v1/sim/sessions/{id}/timelock",
+        Access::Needs(Scope::Admin),
+    ),
+    (
+        "POST",
+        "/api/v1/sim/sessions/{id}/timelock",
+        Access::Needs(Scope::Admin),
+    ),
+    (
         "GET",
         "/api/v1/sim/sessions/{id}/spam-reports",
         Access::Needs(Scope::Admin),

@@ -137,8 +137,24 @@ pub struct SessionOut {
     pub auto_reconnect: bool,
     /// The last network error, cleared on login.
     pub last_error: Option<String>,
+    /// The account's reach-out timelock while it holds (WhatsApp's error
+    /// 463: no messages to people it has no chat with); `null` otherwise.
+    pub reach_out_timelock: Option<TimelockOut>,
     /// Unix seconds of creation.
     pub created_at: i64,
+}
+
+/// A reach-out timelock as a session shows it.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct TimelockOut {
+    /// ISO-8601 time it ends: sends to people without a chat are held until
+    /// then.
+    pub until: String,
+    /// Whether WhatsApp stated the end (else the gateway assumed
+    /// `--reach-out-hold-secs` from when it learned of the lock).
+    pub stated: bool,
+    /// Whole seconds until it ends.
+    pub retry_after_secs: i64,
 }
 
 impl From<SessionInfo> for SessionOut {
@@ -156,6 +172,14 @@ impl From<SessionInfo> for SessionOut {
             paused: r.paused,
             auto_reconnect: r.auto_reconnect,
             last_error: info.state.last_error,
+            reach_out_timelock: info.state.timelock.and_then(|lock| {
+                let now = crate::domain::time::unix_now();
+                lock.holds_at(now).then(|| TimelockOut {
+                    until: crate::domain::time::iso8601(lock.until),
+                    stated: lock.stated,
+                    retry_after_secs: lock.retry_after_secs(now),
+                })
+            }),
             created_at: r.created_at,
         }
     }

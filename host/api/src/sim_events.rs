@@ -125,6 +125,12 @@ async fn inject(
                 "`account_locked` is the gateway's answer to a lock: lock the account with POST /api/v1/sim/sessions/{id}/lock",
             ));
         }
+        Some(EventName::ReachOutTimelock) => {
+            return Err(ApiError::invalid_field(
+                "event",
+                "`reach_out_timelock` is the gateway's answer to a timelock: put one on the account with POST /api/v1/sim/sessions/{id}/timelock",
+            ));
+        }
         Some(e) => {
             return Err(ApiError::invalid_field(
                 "event",

@@ -82,6 +82,7 @@ event_names! {
     OfflineSyncPreview => "offline_sync_preview",
     OfflineSyncCompleted => "offline_sync_completed",
     AccountLocked => "account_locked",
+    ReachOutTimelock => "reach_out_timelock",
     CallLogSync => "call_log_sync",
     StreamError => "stream_error",
     EncDecryptFailed => "enc_decrypt_failed",
@@ -157,7 +158,7 @@ mod tests {
         for name in EventName::ALL {
             assert_eq!(EventName::parse(name.as_str()), Some(*name));
         }
-        assert_eq!(EventName::ALL.len(), 49);
+        assert_eq!(EventName::ALL.len(), 50);
         assert_eq!(EventName::parse("all"), None);
     }
 

@@ -86,7 +86,8 @@ pub struct Field {
 /// Whether a network may deliver this event as-is. Not `message` (a message
 /// is decoded, deduplicated and enriched), not the lifecycle events the
 /// gateway produces itself (`qr_code`, `pair_code`, `connected`,
-/// `logged_out`, and `account_locked`, whose cooldown is the gateway's) and
+/// `logged_out`, `account_locked`, whose cooldown is the gateway's, and
+/// `reach_out_timelock`, whose hold is) and
 /// not the blast and storage events.
 pub fn network_side(event: EventName) -> bool {
     !matches!(
@@ -97,6 +98,7 @@ pub fn network_side(event: EventName) -> bool {
             | EventName::Connected
             | EventName::LoggedOut
             | EventName::AccountLocked
+            | EventName::ReachOutTimelock
             | EventName::BlastProgress
             | EventName::BlastCompleted
             | EventName::StorageFailed

@@ -188,10 +188,14 @@ fn result_ok(
 }
 
 fn result_err(request_id: Option<&str>, e: &ApiError) -> Value {
+    let mut error = json!({"code": e.code, "message": e.message});
+    if let Some(wait) = e.retry_after {
+        error["retry_after"] = json!(switchboard_runtime::messages::retry_after_secs(wait));
+    }
     json!({
         "request_id": request_id,
         "ok": false,
-        "error": {"code": e.code, "message": e.message},
+        "error": error,
     })
 }
 
@@ -530,15 +534,14 @@ impl Nats {
         let message_id = command_message_id(session, key);
         let request_id = command.request_id.as_deref();
         // Delivered before, or a command published again under its
-        // request_id: if its send went out (or was scheduled), it is
-        // answered, not sent (or scheduled) twice.
+        // request_id: if its send went out (or was scheduled, by its
+        // `send_at` or held for a reach-out timelock), it is answered, not
+        // sent (or scheduled) twice.
         let repeat = delivered > 1 || request_id.is_some();
         if repeat && let Ok(Some(true)) = state.send.has_sent(session, &message_id).await {
             return Verdict::Answer(result_ok(request_id, &message_id, Value::Null, true));
         }
-        if repeat
-            && command.body.get("send_at").is_some()
-            && let Some(earlier) = already_scheduled(state, session, &message_id)
+        if repeat && let Some(earlier) = already_scheduled(state, session, &message_id)
         {
             return Verdict::Answer(result_ok(request_id, &message_id, earlier, true));
         }

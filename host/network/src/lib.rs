@@ -49,6 +49,15 @@ pub enum NetworkError {
     /// The network refused the request; retrying the same request will not help.
     #[error("{0}")]
     Rejected(String),
+    /// WhatsApp refused a message because the account is under a reach-out
+    /// timelock (its error 463): until the lock ends the account may not
+    /// start conversations with people it has no chat with. Not the
+    /// message's fault: the same send can go once the lock is over.
+    #[error("{}", timelock_message(*.until))]
+    ReachOutTimelock {
+        /// Unix seconds when the lock ends, when the network stated it.
+        until: Option<i64>,
+    },
     /// The network failed; a later attempt can succeed.
     #[error("{0}")]
     Failed(String),
@@ -59,6 +68,17 @@ pub enum NetworkError {
     /// storage failed (the kind says how); nothing was acknowledged.
     #[error("{1}")]
     Storage(crate::domain::storage_fault::StorageFault, String),
+}
+
+/// What a reach-out refusal says, with its end when known.
+fn timelock_message(until: Option<i64>) -> String {
+    let end = match until {
+        Some(t) => format!("until {}", crate::domain::time::iso8601(t)),
+        None => "for a time WhatsApp did not state".to_owned(),
+    };
+    format!(
+        "WhatsApp refused the message (error 463): the account is under a reach-out timelock {end} and may not message people it has no chat with meanwhile"
+    )
 }
 
 /// Where a backend sends a session's events. Bounded: a backend awaits room, so
@@ -198,6 +218,14 @@ pub enum NetworkEvent {
     },
     /// Address-book contacts from app-state sync (full or incremental).
     Contacts(contacts::ContactSync),
+    /// What the network says of the account's reach-out timelock (asked at
+    /// login): `active` with its end when stated, or lifted.
+    ReachOutTimelock {
+        /// Whether the lock holds now.
+        active: bool,
+        /// Unix seconds when it ends, when stated.
+        until: Option<i64>,
+    },
     /// The network locked the account and closed the socket (credentials kept).
     AccountLocked {
         /// The lock reason the network gave.

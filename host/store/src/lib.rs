@@ -38,6 +38,7 @@ use serde::de::DeserializeOwned;
 
 use crate::domain::storage_fault::StorageFault;
 
+pub use blasts::NextRecipient;
 pub use chats::ChatPage;
 pub use event_log::{EventLogBounds, EventWrite, LoggedEvent, PreparedEvent};
 pub use health::{StorageEpisode, StoreStatus, free_bytes};

@@ -292,6 +292,7 @@ pub fn answer(state: &State, phone: &str, device: u16, node: &Node) -> Option<No
             result(&id).build()
         }
         "w:g2" => crate::groups::answer(state, phone, node, &id),
+        "w:mex" => crate::mex::answer(state, phone, node, &id),
         _ => result(&id).build(),
     })
 }

@@ -24,6 +24,7 @@ mod groups;
 mod iq;
 mod keys;
 mod media;
+mod mex;
 mod noise;
 mod pairing;
 mod routing;
@@ -320,6 +321,14 @@ impl WireServer {
     /// reach-out timelock, 479, 421…).
     pub fn refuse_send(&self, phone: &str, code: u16) {
         lock(&self.state.script).refuse_send(phone, code);
+    }
+
+    /// Puts a reach-out timelock on `phone` until `until` (Unix seconds;
+    /// `None` lifts it): its messages to people it never exchanged one with
+    /// are refused with error 463, and its timelock query answers active,
+    /// with the end when `stated`.
+    pub fn reach_out_timelock(&self, phone: &str, until: Option<u64>, stated: bool) {
+        lock(&self.state.script).set_timelock(phone, until.map(|u| (u, stated)));
     }
 
     /// Paces the offline drain of `phone`'s devices (`pace` between two

@@ -51,7 +51,12 @@ pub async fn stanza(state: &State, sender: &Sender, phone: &str, device: u16, no
 async fn message(state: &State, sender: &Sender, phone: &str, device: u16, node: Node) {
     let id = attr(&node, "id").unwrap_or_default();
     let to = attr(&node, "to").unwrap_or_default();
-    let refusal = lock(&state.script).send_refusal(phone);
+    let mut refusal = lock(&state.script).send_refusal(phone);
+    // Under a reach-out timelock, a message to someone new is refused.
+    let timelocked = lock(&state.script).timelock(phone).is_some();
+    if refusal.is_none() && timelocked && state.world().first_contact(phone, &to) {
+        refusal = Some(463);
+    }
     let delay = lock(&state.script).ack_delay(phone);
     let mut ack = NodeBuilder::new("ack")
         .attr("class", "message")
@@ -161,6 +166,7 @@ fn route(world: &mut World, phone: &str, device: u16, to: &str, id: &str, node: 
     let Some(to_phone) = world.account_of(&to_user).map(|a| a.phone.clone()) else {
         return;
     };
+    world.talk(phone, &to_phone);
     let mut targets: Vec<(String, u16, Node)> = entries
         .iter()
         .filter_map(|(jid, enc)| {

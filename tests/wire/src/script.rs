@@ -1,5 +1,5 @@
 //! Failures a test asks the server to inject: refused logins, refused
-//! sends, slow acknowledgements. Stream errors and dropped connections act
+//! sends, slow acknowledgements, reach-out timelocks. Stream errors and dropped connections act
 //! at once and live on [`crate::WireServer`].
 
 use std::collections::{HashMap, VecDeque};
@@ -58,6 +58,9 @@ pub struct Script {
     ack_delay: HashMap<String, Duration>,
     /// The pause between two stanzas of an offline drain.
     offline_pace: HashMap<String, Duration>,
+    /// Reach-out timelocks: until when (Unix seconds), and whether the
+    /// account's timelock query says so (else it answers without an end).
+    timelocks: HashMap<String, (u64, bool)>,
 }
 
 impl Script {
@@ -112,6 +115,23 @@ impl Script {
     /// The pause between two stanzas of `phone`'s offline drain.
     pub fn offline_pace(&self, phone: &str) -> Duration {
         self.offline_pace.get(phone).copied().unwrap_or_default()
+    }
+
+    /// Puts a reach-out timelock on `phone` until `until` (`None` lifts it).
+    pub fn set_timelock(&mut self, phone: &str, until: Option<(u64, bool)>) {
+        match until {
+            Some(lock) => self.timelocks.insert(phone.to_owned(), lock),
+            None => self.timelocks.remove(phone),
+        };
+    }
+
+    /// `phone`'s reach-out timelock while it holds: its end, and whether
+    /// the server states it.
+    pub fn timelock(&self, phone: &str) -> Option<(u64, bool)> {
+        self.timelocks
+            .get(phone)
+            .copied()
+            .filter(|(until, _)| *until > crate::now())
     }
 
     /// The delay before `phone`'s sends are acknowledged.

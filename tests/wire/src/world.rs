@@ -2,7 +2,7 @@
 //! devices), the devices' published Signal keys, the stanzas each device is
 //! still owed, the live connections, and groups.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 use whatsapp_rust::wacore::libsignal::protocol::KeyPair;
 use whatsapp_rust::wacore_binary::node::Node;
@@ -109,6 +109,9 @@ pub struct World {
     pub media: HashMap<String, Vec<u8>>,
     /// Counter for ids the server makes.
     pub next_id: u64,
+    /// Pairs of phone numbers that exchanged a one-to-one message (both
+    /// orders): a reach-out timelock does not stop messages between them.
+    pub talked: HashSet<(String, String)>,
 }
 
 impl Account {
@@ -123,6 +126,27 @@ impl Account {
 }
 
 impl World {
+    /// Records that `a` and `b` exchanged a message.
+    pub fn talk(&mut self, a: &str, b: &str) {
+        self.talked.insert((a.to_owned(), b.to_owned()));
+        self.talked.insert((b.to_owned(), a.to_owned()));
+    }
+
+    /// Whether a message from `phone` to `to` (a user or `@lid` JID) would
+    /// be its first contact with that person: never to a group, never to
+    /// someone it exchanged a message with.
+    pub fn first_contact(&self, phone: &str, to: &str) -> bool {
+        let (user, _, server) = crate::keys::split_jid(to);
+        if server == "g.us" || server == "broadcast" || server == "newsletter" {
+            return false;
+        }
+        let other = self
+            .account_of(&user)
+            .map(|a| a.phone.clone())
+            .unwrap_or(user);
+        !self.talked.contains(&(phone.to_owned(), other))
+    }
+
     /// The live devices of the account `phone` (none for an unknown one).
     pub fn live_devices(&self, phone: &str) -> Vec<u16> {
         self.accounts

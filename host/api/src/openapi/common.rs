@@ -28,6 +28,11 @@ pub struct ErrorDetail {
     pub code: String,
     /// A sentence a person can act on; names the offending field for `invalid_field`.
     pub message: String,
+    /// Whole seconds until the request could succeed, as the answer's
+    /// `Retry-After` header says (`rate_limited`, `send_paced`,
+    /// `reach_out_timelock`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_after: Option<u64>,
 }
 
 /// The error answers an authenticated operation may give. Which 4xx a route

@@ -11,7 +11,7 @@ use utoipa::{PartialSchema, ToSchema};
 use crate::domain::event::EventName;
 use crate::domain::event_data::own::{
     AccountLockedData, BlastEventData, ConnectedData, LoggedOutData, MessageData, PairCodeData,
-    QrCodeData, StorageFaultData,
+    QrCodeData, ReachOutTimelockData, StorageFaultData,
 };
 use crate::domain::event_data::{self, FieldType};
 
@@ -122,6 +122,7 @@ pub fn add_components(doc: &mut Value) {
     insert::<MessageData>(doc);
     insert::<BlastEventData>(doc);
     insert::<StorageFaultData>(doc);
+    insert::<ReachOutTimelockData>(doc);
     let names: Vec<&str> = EventName::ALL.iter().map(|e| e.as_str()).collect();
     insert_json(
         doc,

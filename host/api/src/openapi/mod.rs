@@ -162,6 +162,8 @@ pub const DOCUMENT_PATH: &str = "/api/v1/openapi.json";
         super::sim_account::replace,
         super::sim_account::spam_reports,
         super::sim_account::starred,
+        super::sim_timelock::set_timelock,
+        super::sim_timelock::lift_timelock,
         super::sim_events::inject,
         super::sim_groups::join,
         super::broker::status,

@@ -165,6 +165,11 @@ pub struct BlastRecipient {
     pub message_id: Option<String>,
     /// Unix seconds of the last change.
     pub updated_at: i64,
+    /// Held (still `pending`) until then, Unix seconds: the account's
+    /// reach-out timelock keeps it from messaging this recipient, whom it
+    /// has no chat with; the worker goes on with the others meanwhile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_until: Option<i64>,
 }
 
 /// What came of one send.
@@ -182,6 +187,19 @@ pub enum SendOutcome {
     },
     /// The session could not send (offline, paused, stopping): no attempt was made.
     NotAttempted,
+    /// The account's reach-out timelock holds the recipient back until
+    /// `until`: it stays pending, without spending an attempt, and is not
+    /// picked again before then.
+    Held {
+        /// Why.
+        error: String,
+        /// Unix seconds when it may go.
+        until: i64,
+        /// Whether the send reached the network (which refused it, error
+        /// 463), rather than being held before it: then the session's
+        /// pacing pause follows it as after any send.
+        attempted: bool,
+    },
     /// The send can never succeed as it is (a transform plugin refused it,
     /// or the body does not make a valid send): dead-lettered at once, since
     /// further attempts would be refused the same way.
@@ -283,12 +301,14 @@ impl BlastJob {
         match outcome {
             SendOutcome::Sent { message_id } => {
                 r.status = RecipientStatus::Sent;
+                r.held_until = None;
                 r.attempts += 1;
                 r.message_id = Some(message_id.clone());
                 self.sent_count += 1;
             }
             SendOutcome::Failed { error } | SendOutcome::Refused { error } => {
                 r.attempts += 1;
+                r.held_until = None;
                 r.last_error = Some(error.clone());
                 self.failed_count += 1;
                 let refused = matches!(outcome, SendOutcome::Refused { .. });
@@ -300,6 +320,11 @@ impl BlastJob {
                 }
             }
             SendOutcome::NotAttempted => r.status = RecipientStatus::Pending,
+            SendOutcome::Held { error, until, .. } => {
+                r.status = RecipientStatus::Pending;
+                r.held_until = Some(*until);
+                r.last_error = Some(error.clone());
+            }
         }
     }
 

@@ -37,6 +37,7 @@ fn recipient() -> BlastRecipient {
         last_error: None,
         message_id: None,
         updated_at: 10,
+        held_until: None,
     }
 }
 

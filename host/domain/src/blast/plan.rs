@@ -284,6 +284,7 @@ pub fn plan(
                 last_error: None,
                 message_id: None,
                 updated_at: now,
+                held_until: None,
             }
         })
         .collect();

@@ -52,6 +52,25 @@ pub struct AccountLockedData {
     pub cooldown_until: i64,
 }
 
+/// `reach_out_timelock`: WhatsApp restricts the account from messaging
+/// people it has no chat with (its error 463), or lifted the restriction.
+/// While it holds, the gateway holds such sends until `until` instead of
+/// sending them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ReachOutTimelockData {
+    /// Whether the lock holds now.
+    pub active: bool,
+    /// Unix seconds when it ends (the network's time when `stated`, else the
+    /// gateway's assumed hold); `null` once lifted.
+    pub until: Option<i64>,
+    /// Whether WhatsApp stated the end, rather than the gateway assuming one
+    /// (`--reach-out-hold-secs`).
+    pub stated: bool,
+    /// Whole seconds until `until`; `null` once lifted.
+    pub retry_after_secs: Option<i64>,
+}
+
 /// `storage_failed` and `storage_recovered`: the gateway's store met a
 /// storage fault and was reopened. Both are published once the store
 /// takes writes again (while it fails, no event can be recorded).

@@ -381,6 +381,16 @@ pub fn shape(event: EventName) -> &'static [Field] {
                 ]
             }
         }
+        EventName::ReachOutTimelock => {
+            const {
+                &[
+                    req("active", Bool),
+                    req("until", IntOrNull),
+                    req("stated", Bool),
+                    req("retry_after_secs", IntOrNull),
+                ]
+            }
+        }
         EventName::CallLogSync => {
             const {
                 &[

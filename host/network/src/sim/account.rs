@@ -61,6 +61,23 @@ impl SimNetwork {
         self.world.replace_connection(session_id).await
     }
 
+    /// Puts a reach-out timelock on a session until `until` (Unix seconds):
+    /// its messages to people its account has no chat with are refused
+    /// (error 463), saying until when only if `stated`.
+    pub fn set_timelock(
+        &self,
+        session_id: &str,
+        until: i64,
+        stated: bool,
+    ) -> Result<(), NetworkError> {
+        self.world.set_timelock(session_id, until, stated)
+    }
+
+    /// Lifts a session's reach-out timelock; `true` when one held.
+    pub fn lift_timelock(&self, session_id: &str) -> Result<bool, NetworkError> {
+        self.world.lift_timelock(session_id)
+    }
+
     /// The spam reports the network received from a session, oldest first.
     pub fn spam_reports(&self, session_id: &str) -> Result<Vec<ReceivedReport>, NetworkError> {
         self.world.spam_reports(session_id)

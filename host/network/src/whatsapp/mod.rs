@@ -54,11 +54,15 @@ mod pump;
 #[cfg(feature = "whatsapp")]
 mod send;
 #[cfg(feature = "whatsapp")]
+mod send_error;
+#[cfg(feature = "whatsapp")]
 mod send_media;
 #[cfg(feature = "whatsapp")]
 pub mod session;
 #[cfg(all(test, feature = "whatsapp"))]
 mod tests_pump;
+#[cfg(feature = "whatsapp")]
+mod timelock;
 
 #[cfg(feature = "whatsapp")]
 pub use network::WhatsAppNetwork;

@@ -167,7 +167,7 @@ fn refresh_pair_code(inner: &Arc<Inner>, state: &RunState, client: &Arc<Client>)
     });
 }
 
-async fn handle(inner: &Arc<Inner>, state: &RunState, client: &Client, ev: &Event) {
+async fn handle(inner: &Arc<Inner>, state: &RunState, client: &Arc<Client>, ev: &Event) {
     if let Event::Messages(batch) = ev {
         // A batch the hook committed is in the store already.
         if !batch.hook_committed {
@@ -217,10 +217,35 @@ async fn handle(inner: &Arc<Inner>, state: &RunState, client: &Client, ev: &Even
         if stopping(state) && connection_news {
             continue;
         }
+        let logged_in = event == NetworkEvent::LoggedIn;
         if inner.sink.send(event).await.is_err() {
             return;
         }
+        if logged_in {
+            ask_timelock(inner, client);
+        }
     }
+}
+
+/// Asks, once logged in, whether the account is under a reach-out
+/// timelock, and tells the session (off the pump: the answer is an IQ
+/// round trip). Not knowing is not news: the next refused send says.
+fn ask_timelock(inner: &Arc<Inner>, client: &Arc<Client>) {
+    let (inner, client) = (inner.clone(), client.clone());
+    tokio::spawn(async move {
+        match super::timelock::ask(&client, inner.config.send_ack_wait).await {
+            Ok(lock) => {
+                let event = NetworkEvent::ReachOutTimelock {
+                    active: lock.active,
+                    until: lock.until,
+                };
+                let _ = inner.sink.send(event).await;
+            }
+            Err(why) => {
+                tracing::debug!(session = %inner.id, error = %why, "the reach-out timelock state could not be read at login");
+            }
+        }
+    });
 }
 
 /// The server closes the stream the moment the device answers

@@ -122,8 +122,9 @@ pub async fn send(
 ///
 /// The crate returns once the stanza is written; the server's answer comes
 /// after, as an `<ack>` naming the message. The send waits up to
-/// `ack_wait` for it: a refusal (`error="463"`, the reach-out timelock;
-/// 479, 421…) is the send's failure, an acceptance gives the server's
+/// `ack_wait` for it: a refusal (`error="463"`, a reach-out timelock when
+/// the server says one holds; 479, 421…) is the send's failure, an
+/// acceptance gives the server's
 /// timestamp. No answer in time keeps the written stanza's answer: the
 /// message is out, the server just has not said so yet.
 pub(super) async fn send_built(
@@ -146,12 +147,17 @@ pub(super) async fn send_built(
     let sent = client
         .send_message_with_options(jid.clone(), message, send_options(message_id))
         .await
-        .map_err(|e| NetworkError::Failed(format!("the message was not sent: {e}")))?;
+        .map_err(super::send_error::send_error)?;
     let mut receipt = receipt(sent.message_id);
     if let Ok(Ok(node)) = tokio::time::timeout(ack_wait, ack).await {
         let node = node.get();
         if let Some(code) = node.get_attr("error") {
-            return Err(refusal(&code.as_str()));
+            let code = code.as_str().to_string();
+            if code == "463" {
+                let lock = super::timelock::ask(client, ack_wait).await;
+                return Err(super::timelock::refusal_463(lock));
+            }
+            return Err(refusal(&code));
         }
         if let Some(t) = node
             .get_attr("t")
@@ -164,12 +170,12 @@ pub(super) async fn send_built(
     Ok(receipt)
 }
 
-/// The error of a send the server refused with `code`.
+/// The error of a send the server refused with `code` (other than 463,
+/// whose meaning depends on the account's timelock: `timelock.rs`).
 pub fn refusal(code: &str) -> NetworkError {
     let why = match code {
-        "463" => {
-            "reach-out timelock: WhatsApp holds this account's messages to new contacts for now"
-        }
+        "479" => "a field of the message has a form the server does not accept",
+        "421" => "the recipient's device list changed; the message was not delivered",
         _ => "refused by the server",
     };
     NetworkError::Rejected(format!(

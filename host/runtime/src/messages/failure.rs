@@ -25,6 +25,18 @@ pub enum SendFailure {
     /// The session is not known to the registry: deleted, or not attached.
     /// Nothing reached the network.
     Gone,
+    /// The account's reach-out timelock keeps the send from going until
+    /// `until` (Unix seconds): not the message's fault, so it waits for the
+    /// lock's end without counting against its attempts. `attempted` when
+    /// the network refused it (error 463), not when it was held before.
+    Held {
+        /// Why, as a sentence.
+        reason: String,
+        /// When it can go.
+        until: i64,
+        /// Whether it reached the network.
+        attempted: bool,
+    },
     /// A storage fault (a full disk, an I/O error) kept the gateway from
     /// recording the send: the store reopens itself once the fault is gone,
     /// so try again later without counting an attempt or giving up.
@@ -42,6 +54,11 @@ impl SendFailure {
         }
         match err {
             SessionError::NotFound(_) => SendFailure::Gone,
+            SessionError::Timelocked { lock, refused, .. } => SendFailure::Held {
+                reason: msg,
+                until: lock.until,
+                attempted: *refused,
+            },
             SessionError::Network(NetworkError::Storage(..)) => SendFailure::Storage(msg),
             SessionError::Paused(_)
             | SessionError::WrongState(_)
@@ -53,6 +70,7 @@ impl SendFailure {
             SessionError::RejectedByPlugin(_) => SendFailure::Refused(msg),
             SessionError::Network(
                 NetworkError::Rejected(_)
+                | NetworkError::ReachOutTimelock { .. }
                 | NetworkError::NotFound(_)
                 | NetworkError::InvalidState(_)
                 | NetworkError::NotSupported(_),

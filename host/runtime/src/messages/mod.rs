@@ -27,8 +27,9 @@ use crate::domain::hooks::MessageTransform;
 use crate::domain::message::{Direction, MessageRecord};
 use crate::domain::send::{MediaSource, SendRequest};
 use crate::media::{Media, MediaError};
+use crate::network::NetworkError;
 use crate::network::chats::ChatState;
-use crate::sessions::{SessionError, Sessions};
+use crate::sessions::{SessionError, Sessions, Timelock};
 use crate::store::Store;
 use switchboard_egress::{MediaUrlConfig, Refusal};
 
@@ -98,6 +99,7 @@ impl SendCore {
         request: SendRequest,
         message_id: &str,
     ) -> Result<MessageRecord, SessionError> {
+        self.check_hold(session_id, &request)?;
         if !self.typing.is_zero()
             && let Ok((client, _)) = self.sessions.sender(session_id)
         {
@@ -163,6 +165,7 @@ impl SendCore {
         paced: bool,
     ) -> Result<MessageRecord, SessionError> {
         let (client, account) = self.sessions.sender(session_id)?;
+        self.check_hold(session_id, &request)?;
         // Plugin transforms see the validated send last, just before the network.
         let request = match &self.transforms {
             Some(t) => t.transform(session_id, request)?,
@@ -192,9 +195,13 @@ impl SendCore {
         } else {
             (client, account)
         };
-        let receipt = client
-            .send(message_id, &request.to, &request.content)
-            .await?;
+        let receipt = match client.send(message_id, &request.to, &request.content).await {
+            Ok(receipt) => receipt,
+            Err(NetworkError::ReachOutTimelock { until }) => {
+                return Err(self.timelock_refusal(session_id, until));
+            }
+            Err(e) => return Err(e.into()),
+        };
         let record = MessageRecord {
             message_id: receipt.message_id,
             session_id: session_id.to_owned(),
@@ -216,6 +223,45 @@ impl SendCore {
 }
 
 impl SendCore {
+    /// Refuses a send to someone the session's account has no chat with
+    /// while the account is under a reach-out timelock: sending it would
+    /// only be refused again, and a run of refused first contacts is what
+    /// WhatsApp punishes.
+    fn check_hold(&self, session_id: &str, request: &SendRequest) -> Result<(), SessionError> {
+        match self.sessions.hold_for(session_id, &request.to) {
+            Some(lock) => Err(SessionError::Timelocked {
+                session: session_id.to_owned(),
+                lock,
+                refused: false,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// The reach-out timelock a send from the session to `to` would be held
+    /// for now (see [`Sessions::hold_for`]): the API stores such a send as a
+    /// scheduled one for the lock's end instead of sending it.
+    pub fn hold_for(&self, session_id: &str, to: &crate::domain::jid::Jid) -> Option<Timelock> {
+        self.sessions.hold_for(session_id, to)
+    }
+
+    /// What a send refused for a reach-out timelock becomes: the lock is
+    /// recorded (so the next first contacts are held), and the send fails
+    /// with it; a lock the network says is already over is an ordinary
+    /// failed attempt.
+    fn timelock_refusal(&self, session_id: &str, until: Option<i64>) -> SessionError {
+        match self.sessions.note_timelock(session_id, until) {
+            Some(lock) => SessionError::Timelocked {
+                session: session_id.to_owned(),
+                lock,
+                refused: true,
+            },
+            None => SessionError::Network(NetworkError::Failed(
+                "WhatsApp refused the message (error 463) for a reach-out timelock that has ended since; try again".into(),
+            )),
+        }
+    }
+
     /// Refuses a media URL that leads to an internal address (an IP literal,
     /// or a name that resolves only to such addresses) unless the operator
     /// allows them, as [`SessionError::Invalid`] naming `url`. A name that

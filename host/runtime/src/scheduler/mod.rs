@@ -144,9 +144,35 @@ impl Scheduler {
         &self,
         session_id: &str,
         request: &SendRequest,
+        body: Value,
+        send_at: i64,
+        message_id: Option<String>,
+    ) -> Result<ScheduledSend, ScheduleError> {
+        self.schedule_with(session_id, request, body, send_at, message_id, None)
+    }
+
+    /// [`Scheduler::schedule`] of a send held instead of sent now, with the
+    /// reason as its `last_error` (a reach-out timelock's hold).
+    pub fn schedule_held(
+        &self,
+        session_id: &str,
+        request: &SendRequest,
+        body: Value,
+        until: i64,
+        message_id: Option<String>,
+        reason: String,
+    ) -> Result<ScheduledSend, ScheduleError> {
+        self.schedule_with(session_id, request, body, until, message_id, Some(reason))
+    }
+
+    fn schedule_with(
+        &self,
+        session_id: &str,
+        request: &SendRequest,
         mut body: Value,
         send_at: i64,
         message_id: Option<String>,
+        last_error: Option<String>,
     ) -> Result<ScheduledSend, ScheduleError> {
         if let Value::Object(fields) = &mut body {
             fields.remove("send_at");
@@ -165,7 +191,7 @@ impl Scheduler {
             message_id: message_id.unwrap_or_else(new_message_id),
             sent_at: None,
             finished_at: None,
-            last_error: None,
+            last_error,
             body: serde_json::to_value(&request.content).map_err(StoreError::from)?,
             due_ms: Some(due_ms),
             waiting: false,

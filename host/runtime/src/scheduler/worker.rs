@@ -324,6 +324,26 @@ impl Inner {
                 self.wait(send, &reason)
             }
             SendFailure::Wait(reason) => self.wait(send, &reason),
+            // The account's reach-out timelock: due again when it ends, the
+            // wait limit and the attempts untouched (a send held before the
+            // network gives back the attempt its claim counted).
+            SendFailure::Held {
+                reason,
+                until,
+                attempted,
+            } => {
+                tracing::info!(session = %send.session_id, scheduled_id = %send.id, until, "scheduled send held for a reach-out timelock");
+                self.transition(send, |s| {
+                    s.status = ScheduledStatus::Scheduled;
+                    s.due_ms = Some(policy::secs_to_ms(until));
+                    s.waiting = false;
+                    if !attempted {
+                        s.attempts = s.attempts.saturating_sub(1);
+                    }
+                    s.last_error = Some(reason);
+                })?;
+                Ok(())
+            }
             // The store reopens itself: try again later, neither counted
             // as an attempt nor held to the wait limit.
             SendFailure::Storage(reason) => {

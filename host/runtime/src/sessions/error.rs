@@ -62,6 +62,44 @@ pub enum SessionError {
         /// How long until a send could go at once, as things stand.
         retry_after: Duration,
     },
+    /// The session's account is under a reach-out timelock: WhatsApp
+    /// refused this send for it (error 463), or, when not `refused`, the
+    /// send is to someone the account has no chat with and was held before
+    /// it reached the network. Either way it can go once the lock ends.
+    #[error("{}", timelock_message(.session, .lock, *.refused))]
+    Timelocked {
+        /// The session.
+        session: String,
+        /// The lock.
+        lock: super::Timelock,
+        /// Whether the network refused the send (rather than the gateway
+        /// holding it).
+        refused: bool,
+    },
+}
+
+/// The end of a hold, as a sentence.
+fn hold_end(lock: &super::Timelock) -> String {
+    let end = crate::domain::time::iso8601(lock.until);
+    if lock.stated {
+        format!("until {end}, as WhatsApp stated")
+    } else {
+        format!("until {end} (WhatsApp stated no end; `--reach-out-hold-secs`)")
+    }
+}
+
+/// What a send met by a reach-out timelock is told.
+fn timelock_message(session: &str, lock: &super::Timelock, refused: bool) -> String {
+    let end = hold_end(lock);
+    if refused {
+        format!(
+            "WhatsApp refused the message (error 463): session `{session}` is under a reach-out timelock {end}; until then it may not message people it has no chat with, and the gateway holds such sends"
+        )
+    } else {
+        format!(
+            "held: session `{session}` is under a reach-out timelock {end}; a send to someone it has no chat with waits for its end (error 463)"
+        )
+    }
 }
 
 /// A wait as `Retry-After` gives it, for the message.

@@ -311,6 +311,9 @@ impl Intake {
             }
             NetworkEvent::Contacts(sync) => self.contacts_synced(&sync),
             NetworkEvent::AccountLocked { reason } => self.account_locked(&reason),
+            NetworkEvent::ReachOutTimelock { active, until } => {
+                self.supervisor.timelock(&self.live, active, until)
+            }
             NetworkEvent::Durable { events, receipt } => {
                 let outer = self.receipt.replace(receipt.clone());
                 for ev in events {

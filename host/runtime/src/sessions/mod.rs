@@ -13,6 +13,7 @@ pub mod message_event;
 mod operations;
 mod publish_queue;
 pub mod reconnect;
+mod timelock;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -24,6 +25,7 @@ use tokio_util::task::TaskTracker;
 pub use error::SessionError;
 pub use operations::ContactPage;
 pub use reconnect::{ReconnectConfig, ReconnectStatus};
+pub use timelock::Timelock;
 
 use crate::domain::jid::Jid;
 use crate::domain::session::{Account, SessionRecord, SessionStatus, validate_session_id};
@@ -42,6 +44,9 @@ pub struct LiveState {
     pub qr: Option<(String, i64)>,
     /// The last network error, cleared on login.
     pub last_error: Option<String>,
+    /// The account's reach-out timelock, as last reported (see
+    /// [`Sessions::timelock`] for whether it still holds).
+    pub timelock: Option<Timelock>,
 }
 
 /// A session that is attached to its network.
@@ -200,6 +205,7 @@ impl Sessions {
                 status: SessionStatus::Disconnected,
                 qr: None,
                 last_error: None,
+                timelock: None,
             }),
             watch: Default::default(),
         });

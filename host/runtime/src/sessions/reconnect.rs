@@ -42,6 +42,12 @@ pub struct ReconnectConfig {
     /// (`SWITCHBOARD_RECONNECT_STABLE_AFTER_SECS`, 30, as WhatsApp's own
     /// clients wait).
     pub stable_after: Duration,
+    /// How long a reach-out timelock is assumed to last when WhatsApp
+    /// refused a send for one (error 463) without saying until when: sends
+    /// to people without a chat are held that long, and the first after it
+    /// finds out whether the lock is still there
+    /// (`SWITCHBOARD_REACH_OUT_HOLD_SECS`, 3600).
+    pub reach_out_hold: Duration,
 }
 
 /// How many failures the server's rate-limit answer (stream error 429)
@@ -55,6 +61,7 @@ impl Default for ReconnectConfig {
             delays: secs(&[1, 2, 5, 10, 30, 60]),
             lock_backoff: secs(&[300, 900, 3600]),
             stable_after: Duration::from_secs(30),
+            reach_out_hold: Duration::from_secs(3600),
         }
     }
 }
@@ -167,7 +174,7 @@ pub(super) struct Supervisor {
 }
 
 impl Supervisor {
-    fn sessions(&self) -> Option<Sessions> {
+    pub(super) fn sessions(&self) -> Option<Sessions> {
         self.inner.upgrade().map(|inner| Sessions { inner })
     }
 

@@ -16,6 +16,18 @@ use crate::domain::blast::model::{
     BlastJob, BlastRecipient, JobStatus, RecipientStatus, SendOutcome,
 };
 
+/// What a job has to send next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NextRecipient {
+    /// This pending recipient.
+    Ready(BlastRecipient),
+    /// Every pending recipient is held; the first hold ends then (Unix
+    /// seconds).
+    HeldUntil(i64),
+    /// Nothing is pending: the job is done.
+    Done,
+}
+
 /// Creates every blast table (called when the store opens).
 pub(super) fn create_tables(tx: &WriteTransaction) -> StoreResult<()> {
     tx.open_table(BLAST_JOBS)?;
@@ -224,12 +236,14 @@ impl Store {
     }
 
     /// The first pending recipient after `after` in id order, else the first
-    /// pending one from the start (the next pass); `None` when none is pending.
+    /// pending one from the start (the next pass), passing over those held
+    /// until after `now` (Unix seconds; see [`BlastRecipient::held_until`]).
     pub fn next_pending_recipient(
         &self,
         job: &BlastJob,
         after: u64,
-    ) -> StoreResult<Option<BlastRecipient>> {
+        now: i64,
+    ) -> StoreResult<NextRecipient> {
         let sid = job.session_id.as_str();
         self.read(|tx| {
             let t = tx.open_table(BLAST_RECIPIENTS)?;
@@ -237,15 +251,22 @@ impl Store {
                 (after.saturating_add(1), u64::MAX),
                 (0, after.min(u64::MAX - 1)),
             ];
+            let mut held: Option<i64> = None;
             for (from, to) in ranges {
                 for row in t.range((sid, job.seq, from)..=(sid, job.seq, to))? {
                     let r: BlastRecipient = decode(row?.1.value())?;
-                    if r.status == RecipientStatus::Pending {
-                        return Ok(Some(r));
+                    if r.status != RecipientStatus::Pending {
+                        continue;
+                    }
+                    match r.held_until {
+                        Some(until) if until > now => {
+                            held = Some(held.map_or(until, |h| h.min(until)));
+                        }
+                        _ => return Ok(NextRecipient::Ready(r)),
                     }
                 }
             }
-            Ok(None)
+            Ok(held.map_or(NextRecipient::Done, NextRecipient::HeldUntil))
         })
     }
 

@@ -5,12 +5,12 @@ use std::collections::HashSet;
 
 use serde_json::json;
 
-use crate::Store;
 use crate::domain::blast::model::{
     BlastJob, BlastOptions, JobStatus, RecipientStatus, Refusal, SendOutcome,
 };
 use crate::domain::blast::plan::plan;
 use crate::domain::session::SessionRecord;
+use crate::{NextRecipient, Store};
 
 fn job(session: &str, total: u64) -> BlastJob {
     BlastJob {
@@ -111,24 +111,65 @@ fn a_job_is_found_by_id_and_listed_newest_first_across_sessions() {
     assert_eq!(store.blast_body("a", a.seq).unwrap().unwrap()["text"], "hi");
 }
 
+fn next_id(store: &Store, j: &BlastJob, after: u64) -> Option<u64> {
+    match store.next_pending_recipient(j, after, 0).unwrap() {
+        NextRecipient::Ready(r) => Some(r.id),
+        _ => None,
+    }
+}
+
+#[test]
+fn a_held_recipient_is_passed_over_until_its_hold_ends_without_spending_an_attempt() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let j = running(&store, "s", 3);
+    let held = |until| SendOutcome::Held {
+        error: "held: timelock".into(),
+        until,
+        attempted: false,
+    };
+    send(&store, &j, 1, held(500));
+    send(&store, &j, 2, held(400));
+    let next = store.next_pending_recipient(&j, 2, 100).unwrap();
+    assert!(
+        matches!(next, NextRecipient::Ready(ref r) if r.id == 3),
+        "{next:?}"
+    );
+    let j = send(&store, &j, 3, ok());
+    assert_eq!(
+        store.next_pending_recipient(&j, 3, 100).unwrap(),
+        NextRecipient::HeldUntil(400),
+        "only held recipients are left: the earliest hold's end"
+    );
+    let NextRecipient::Ready(r) = store.next_pending_recipient(&j, 3, 450).unwrap() else {
+        panic!("recipient 2's hold is over");
+    };
+    assert_eq!((r.id, r.attempts, r.held_until), (2, 0, Some(400)));
+    assert_eq!((j.failed_count, j.dlq_count), (0, 0));
+    let j = send(&store, &j, 2, ok());
+    let r = store
+        .list_blast_recipients(&j, Some(RecipientStatus::Sent), 0, 10)
+        .unwrap();
+    assert!(r.iter().all(|r| r.held_until.is_none()), "{r:?}");
+}
+
 #[test]
 fn passes_visit_pending_recipients_in_order_and_come_back_for_failed_ones() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     let j = running(&store, "s", 3);
-    assert_eq!(store.next_pending_recipient(&j, 0).unwrap().unwrap().id, 1);
+    assert_eq!(next_id(&store, &j, 0), Some(1));
     send(&store, &j, 1, fail());
-    assert_eq!(store.next_pending_recipient(&j, 1).unwrap().unwrap().id, 2);
+    assert_eq!(next_id(&store, &j, 1), Some(2));
     send(&store, &j, 2, ok());
     send(&store, &j, 3, ok());
-    assert_eq!(
-        store.next_pending_recipient(&j, 3).unwrap().unwrap().id,
-        1,
-        "the next pass starts over"
-    );
+    assert_eq!(next_id(&store, &j, 3), Some(1), "the next pass starts over");
     let j = send(&store, &j, 1, fail());
     assert_eq!((j.sent_count, j.failed_count, j.dlq_count), (2, 2, 1));
-    assert!(store.next_pending_recipient(&j, 1).unwrap().is_none());
+    assert_eq!(
+        store.next_pending_recipient(&j, 1, 0).unwrap(),
+        NextRecipient::Done
+    );
     let dlq = store
         .list_blast_recipients(&j, Some(RecipientStatus::Dlq), 0, 10)
         .unwrap();

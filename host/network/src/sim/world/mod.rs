@@ -21,6 +21,7 @@ pub(super) mod groups;
 mod pairing;
 mod people;
 mod presence;
+mod timelock;
 use super::convert::{Sender, to_inbound};
 use super::ids::SimRng;
 use super::media::SimMedia;
@@ -81,6 +82,7 @@ struct Attached {
     faults: Faults,
     offline_queue: VecDeque<InboundMessage>,
     pairing: Option<CancellationToken>,
+    timelock: Option<timelock::SimTimelock>,
 }
 
 /// What one send puts on the network: its outbox kind and body, the
@@ -201,6 +203,7 @@ impl World {
                 faults: Faults::default(),
                 offline_queue: VecDeque::new(),
                 pairing: None,
+                timelock: None,
             },
         );
         Ok(())
@@ -249,6 +252,7 @@ impl World {
             Plan::LogIn(queued) => {
                 emit(&events, NetworkEvent::Connecting).await;
                 emit(&events, NetworkEvent::LoggedIn).await;
+                world.timelock_after_login(id, &events).await;
                 world.sync_after_login(id, &events).await;
                 drain_offline(&events, queued).await;
             }
@@ -359,6 +363,7 @@ impl World {
         if faults.fail_send_rate > 0.0 && self.rng().unit() < faults.fail_send_rate {
             return Err(NetworkError::Failed("simulated random send failure".into()));
         }
+        self.check_reach_out(id, to)?;
         // Who it reaches; a group refuses a sender that is not a member.
         let peers = self.reached_by(id, &me, to)?;
         // The network keeps one message per id: a resend of an id it already

@@ -34,7 +34,7 @@ use crate::domain::time::{unix_now, unix_now_ms};
 use crate::events::EventBus;
 use crate::messages::{SendCore, new_message_id};
 use crate::sessions::{SessionError, Sessions};
-use crate::store::{Store, StoreResult};
+use crate::store::{NextRecipient, Store, StoreResult};
 
 /// Recipients sent before the worker looks again for the oldest job that can
 /// make progress (so a job set aside while its session was offline is
@@ -75,6 +75,9 @@ pub(super) struct Worker {
     /// Sessions set aside after a send found them offline: until when, and
     /// the waker generation then (a connect since ends the wait).
     parked: HashMap<String, (Instant, u64)>,
+    /// Jobs whose pending recipients are all held for their session's
+    /// reach-out timelock, until the first hold ends.
+    held: HashMap<(String, u64), Instant>,
     /// Per session: the pause owed after its previous send (see
     /// [`Owed`]). A job of another session does not wait it out.
     next_send: HashMap<String, Owed>,
@@ -90,6 +93,7 @@ impl Worker {
             cursors: HashMap::new(),
             body: None,
             parked: HashMap::new(),
+            held: HashMap::new(),
             next_send: HashMap::new(),
             rng: StdRng::from_os_rng(),
         }
@@ -130,6 +134,8 @@ impl Worker {
         jobs.sort_unstable_by_key(|j| j.seq);
         self.cursors
             .retain(|(s, seq), _| jobs.iter().any(|j| j.seq == *seq && &j.session_id == s));
+        self.held
+            .retain(|(s, seq), _| jobs.iter().any(|j| j.seq == *seq && &j.session_id == s));
         let now = Instant::now();
         self.next_send.retain(|_, owed| owed.until > now);
         let now_ms = unix_now_ms();
@@ -146,6 +152,14 @@ impl Worker {
             if let Some(left) = self.parked_for(&job.session_id) {
                 wait = wait.min(left);
                 continue;
+            }
+            if let Some(until) = self.held.get(&(job.session_id.clone(), job.seq)) {
+                let left = until.saturating_duration_since(now);
+                if !left.is_zero() {
+                    wait = wait.min(left);
+                    continue;
+                }
+                self.held.remove(&(job.session_id.clone(), job.seq));
             }
             match self.ready(&job) {
                 Ready::Yes => return Ok(Ok(job)),
@@ -253,8 +267,22 @@ impl Worker {
                 Ready::Fail(reason) => return self.fail(&job, &reason),
             }
             let cursor = self.cursors.get(&(sid.clone(), seq)).copied().unwrap_or(0);
-            let Some(next) = self.p.store.next_pending_recipient(&job, cursor)? else {
-                return self.close(&job);
+            let next = match self
+                .p
+                .store
+                .next_pending_recipient(&job, cursor, unix_now())?
+            {
+                NextRecipient::Ready(next) => next,
+                // Only recipients held for the account's reach-out timelock
+                // are left: the job steps aside until the first hold ends,
+                // and the worker goes on with other jobs meanwhile.
+                NextRecipient::HeldUntil(until) => {
+                    let left = Duration::from_secs(until.saturating_sub(unix_now()).max(1) as u64);
+                    tracing::info!(session = %sid, job = %job.id, until, "blast waits for the reach-out timelock to end");
+                    self.held.insert((sid.clone(), seq), Instant::now() + left);
+                    return Ok(());
+                }
+                NextRecipient::Done => return self.close(&job),
             };
             let wait = self.next_send.get(&sid).map_or(Duration::ZERO, |owed| {
                 owed.ready_at(job.seq, &job.options)

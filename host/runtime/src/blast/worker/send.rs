@@ -53,7 +53,7 @@ impl Worker {
             SendOutcome::Failed { .. } | SendOutcome::Refused { .. } => {
                 Some(&self.p.counters.failed)
             }
-            SendOutcome::NotAttempted => None,
+            SendOutcome::NotAttempted | SendOutcome::Held { .. } => None,
         };
         if let Some(c) = counter {
             c.inc();
@@ -66,6 +66,17 @@ impl Worker {
             return Ok(false);
         }
         self.cursors.insert(key, id);
+        // Held before it reached the network: nothing was sent, so no pause
+        // is owed, and the pass goes on to the next recipient at once.
+        if matches!(
+            outcome,
+            SendOutcome::Held {
+                attempted: false,
+                ..
+            }
+        ) {
+            return Ok(true);
+        }
         let sent_at = Instant::now();
         let owed = Owed {
             sent_at,
@@ -121,6 +132,15 @@ impl Worker {
                     SendOutcome::NotAttempted
                 }
                 SendFailure::Refused(error) => SendOutcome::Refused { error },
+                SendFailure::Held {
+                    reason,
+                    until,
+                    attempted,
+                } => SendOutcome::Held {
+                    error: reason,
+                    until,
+                    attempted,
+                },
                 SendFailure::Retry(error) | SendFailure::Fail(error) => {
                     SendOutcome::Failed { error }
                 }
