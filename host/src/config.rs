@@ -335,6 +335,11 @@ pub struct ServeArgs {
     /// sends to people without a chat are held that long.
     #[arg(long, env = "SWITCHBOARD_REACH_OUT_HOLD_SECS", default_value = "3600", value_parser = parse_secs)]
     pub reach_out_hold_secs: std::time::Duration,
+    /// Up to how many percent each automatic reconnect pause is stretched at
+    /// random (0 to 100), so sessions dropped together do not return
+    /// together; account-lock cooldowns are kept exact.
+    #[arg(long, env = "SWITCHBOARD_RECONNECT_JITTER_PERCENT", default_value = "20", value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub reconnect_jitter_percent: u8,
     /// How long a trust contact token lives on the sim before it can be pruned, in seconds.
     #[arg(long, env = "SWITCHBOARD_SIM_TCTOKEN_LIFETIME_SECS", default_value = "604800", value_parser = parse_secs)]
     pub sim_tctoken_lifetime_secs: std::time::Duration,
@@ -663,6 +668,7 @@ impl ServeArgs {
                 lock_backoff: self.account_lock_backoff_secs.0.clone(),
                 stable_after: self.reconnect_stable_after_secs,
                 reach_out_hold: self.reach_out_hold_secs,
+                jitter_percent: self.reconnect_jitter_percent,
             },
             schedule: ScheduleConfig {
                 max_wait: self.schedule_max_wait_secs,

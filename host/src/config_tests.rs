@@ -278,6 +278,9 @@ fn rows() -> Vec<Row> {
         row("reach-out-hold-secs", "120", |c| {
             c.reconnect.reach_out_hold = secs(120);
         }),
+        row("reconnect-jitter-percent", "0", |c| {
+            c.reconnect.jitter_percent = 0;
+        }),
         row("schedule-max-wait-secs", "30", |c| {
             c.schedule.max_wait = secs(30);
         }),

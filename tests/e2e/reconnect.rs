@@ -80,6 +80,36 @@ async fn a_dropped_session_reconnects_by_itself() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drop_shows_the_next_attempt_and_its_reason_until_it_comes() {
+    let server = TestServer::start_with(|c| {
+        c.reconnect.delays = secs(&[1.0]);
+        c.reconnect.jitter_percent = 50;
+        c.reconnect.stable_after = Duration::ZERO;
+    })
+    .await;
+    server.paired_session("s").await;
+    let mut stream = server.open_stream("session=s").await;
+    drop_session(&server, "s").await;
+    let scheduled = stream.find_event("s", "reconnect_scheduled").await["data"].clone();
+    assert_eq!(
+        scheduled["reason"], "after a drop: stream error",
+        "{scheduled}"
+    );
+    let delay = scheduled["delay_ms"].as_u64().unwrap();
+    assert!(
+        (1000..=1500).contains(&delay),
+        "the step, stretched by at most half: {scheduled}"
+    );
+    let session = server.get("/api/v1/sessions/s").await.expect(200);
+    assert_eq!(session["next_reconnect"], scheduled, "{session}");
+    let status = server.get("/api/v1/sessions/s/reconnect").await.expect(200);
+    assert_eq!(status["next_attempt"], scheduled, "{status}");
+    stream.find_event("s", "connected").await;
+    let session = server.get("/api/v1/sessions/s").await.expect(200);
+    assert!(session["next_reconnect"].is_null(), "{session}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_auto_reconnect_off_a_dropped_session_stays_down() {
     let server = server_with(&[300.0]).await;
     server.paired_session("s").await;
@@ -193,6 +223,44 @@ async fn repeated_locks_walk_the_cooldown_schedule_and_connect_lifts_each() {
         assert_eq!(status["cooldown_until"], Value::Null, "connect lifted it");
     }
     assert_eq!(seen, [100, 200, 300, 300], "the last step repeats");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lock_whose_end_the_network_states_cools_down_at_least_until_then() {
+    let server = server_with(&[100.0]).await;
+    server.paired_session("s").await;
+    let mut stream = server.open_stream("session=s").await;
+    for (expires, cooldown) in [(500u64, 500i64), (5, 100)] {
+        server
+            .post(
+                "/api/v1/sim/sessions/s/lock",
+                json!({ "reason": "temporary ban", "expires_in_secs": expires }),
+            )
+            .await
+            .expect(200);
+        let data = stream.find_event("s", "account_locked").await["data"].clone();
+        let got = data["cooldown_secs"].as_i64().unwrap();
+        assert!(
+            (cooldown - 1..=cooldown).contains(&got),
+            "the longer of the stated end and the schedule's step: {data}"
+        );
+        let stated = data["expires_at"].as_i64().expect("the stated end");
+        assert!(data["cooldown_until"].as_i64().unwrap() >= stated, "{data}");
+        stays_disconnected(&server, "s").await;
+        server
+            .post_empty("/api/v1/sessions/s/connect")
+            .await
+            .expect(200);
+        server.wait_for_status("s", "logged_in").await;
+    }
+    let bad = server
+        .post(
+            "/api/v1/sim/sessions/s/lock",
+            json!({ "expires_in_secs": 0 }),
+        )
+        .await
+        .expect_error(400, "invalid_field");
+    assert!(bad.contains("expires_in_secs"), "{bad}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -312,7 +312,7 @@ async fn reconnect_and_history_sync_are_stored_settings_read_while_disconnected(
     server.create_session("s").await;
     assert_eq!(
         server.get("/api/v1/sessions/s/reconnect").await.expect(200),
-        json!({ "enabled": true, "error_count": 0, "cooldown_until": null })
+        json!({ "enabled": true, "error_count": 0, "cooldown_until": null, "next_attempt": null })
     );
     assert_eq!(
         server

@@ -104,6 +104,15 @@ async fn a_temporary_ban_names_its_expiry_and_is_not_retried_within_it() {
         reason.contains("temporary ban") && reason.contains("3600 s"),
         "{locked}"
     );
+    let now = switchboard_wire::now() as i64;
+    let expires = locked["data"]["expires_at"]
+        .as_i64()
+        .expect("the ban's end");
+    assert!((now + 3590..=now + 3600).contains(&expires), "{locked}");
+    assert!(
+        locked["data"]["cooldown_secs"].as_i64().unwrap() >= 3590,
+        "the cooldown lasts as long as the ban, not the schedule's first step: {locked}"
+    );
     quiet().await;
     assert_eq!(refusals(&w), 1, "{:?}", w.wire.seen());
 }
@@ -268,6 +277,27 @@ async fn logging_out_from_the_gateway_unlinks_the_device_on_the_phone() {
         .await
         .expect(200);
     w.wait_status("wa", "waiting_for_qr").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_logout_whose_unlink_the_server_refuses_says_the_device_is_still_linked() {
+    let (w, mut stream) = linked().await;
+    w.wire.refuse_unlink(GATEWAY_PHONE);
+    w.server
+        .post_empty("/api/v1/sessions/wa/logout")
+        .await
+        .expect(200);
+    let out = stream.find(|e| e["event"] == "logged_out").await;
+    let reason = out["data"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("could not be unlinked") && reason.contains("Linked devices"),
+        "{out}"
+    );
+    let devices = w.wire.devices(GATEWAY_PHONE);
+    assert!(
+        devices.len() == 1 && !devices[0].2,
+        "the device is still on the phone: {devices:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -140,6 +140,10 @@ pub struct SessionOut {
     /// The account's reach-out timelock while it holds (WhatsApp's error
     /// 463: no messages to people it has no chat with); `null` otherwise.
     pub reach_out_timelock: Option<TimelockOut>,
+    /// The automatic reconnect the session waits for: when (`at_ms`, Unix
+    /// milliseconds; `delay_ms` the pause chosen), why, and the failures
+    /// that chose the pause; `null` when none is pending.
+    pub next_reconnect: Option<crate::domain::event_data::own::ReconnectScheduledData>,
     /// Unix seconds of creation.
     pub created_at: i64,
 }
@@ -180,6 +184,7 @@ impl From<SessionInfo> for SessionOut {
                     retry_after_secs: lock.retry_after_secs(now),
                 })
             }),
+            next_reconnect: info.state.next_reconnect,
             created_at: r.created_at,
         }
     }

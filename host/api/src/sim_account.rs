@@ -159,6 +159,10 @@ async fn list_entries(
 struct LockIn {
     /// The reason the session will see; a default when absent or blank.
     reason: Option<String>,
+    /// How long the network says the lock lasts, in seconds from now (as a
+    /// temporary ban states its expiry): the cooldown is at least that long.
+    #[schema(minimum = 1, maximum = 31536000)]
+    expires_in_secs: Option<u64>,
 }
 
 #[utoipa::path(
@@ -183,7 +187,19 @@ async fn lock(
         .reason
         .filter(|r| !r.trim().is_empty())
         .unwrap_or_else(|| "locked by the network".to_owned());
-    sim(&state)?.lock_account(&id, reason.clone()).await?;
+    let until = match body.expires_in_secs {
+        None => None,
+        Some(s @ 1..=31_536_000) => Some(crate::domain::time::unix_now() + s as i64),
+        Some(_) => {
+            return Err(ApiError::invalid_field(
+                "expires_in_secs",
+                "must be between 1 and 31536000",
+            ));
+        }
+    };
+    sim(&state)?
+        .lock_account(&id, reason.clone(), until)
+        .await?;
     Ok(Json(Locked {
         success: true,
         reason,

@@ -83,6 +83,7 @@ event_names! {
     OfflineSyncCompleted => "offline_sync_completed",
     AccountLocked => "account_locked",
     ReachOutTimelock => "reach_out_timelock",
+    ReconnectScheduled => "reconnect_scheduled",
     CallLogSync => "call_log_sync",
     StreamError => "stream_error",
     EncDecryptFailed => "enc_decrypt_failed",
@@ -158,7 +159,7 @@ mod tests {
         for name in EventName::ALL {
             assert_eq!(EventName::parse(name.as_str()), Some(*name));
         }
-        assert_eq!(EventName::ALL.len(), 50);
+        assert_eq!(EventName::ALL.len(), 51);
         assert_eq!(EventName::parse("all"), None);
     }
 

@@ -99,6 +99,7 @@ pub fn network_side(event: EventName) -> bool {
             | EventName::LoggedOut
             | EventName::AccountLocked
             | EventName::ReachOutTimelock
+            | EventName::ReconnectScheduled
             | EventName::BlastProgress
             | EventName::BlastCompleted
             | EventName::StorageFailed

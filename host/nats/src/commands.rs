@@ -541,8 +541,7 @@ impl Nats {
         if repeat && let Ok(Some(true)) = state.send.has_sent(session, &message_id).await {
             return Verdict::Answer(result_ok(request_id, &message_id, Value::Null, true));
         }
-        if repeat && let Some(earlier) = already_scheduled(state, session, &message_id)
-        {
+        if repeat && let Some(earlier) = already_scheduled(state, session, &message_id) {
             return Verdict::Answer(result_ok(request_id, &message_id, earlier, true));
         }
         let sent = switchboard_api::messages::send_json(

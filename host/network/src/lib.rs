@@ -226,10 +226,17 @@ pub enum NetworkEvent {
         /// Unix seconds when it ends, when stated.
         until: Option<i64>,
     },
-    /// The network locked the account and closed the socket (credentials kept).
+    /// The network locked (or temporarily banned) the account and closed
+    /// the socket (credentials kept).
     AccountLocked {
-        /// The lock reason the network gave.
+        /// The lock reason the network gave (with its own wording, when it
+        /// sent any).
         reason: String,
+        /// Unix seconds when the network says the lock ends (a temporary
+        /// ban's expiry); the gateway's cooldown is at least that long.
+        until: Option<i64>,
+        /// Where the network says the account holder can appeal, if it did.
+        url: Option<String>,
     },
     /// Events the network has not acknowledged to its server yet: the intake
     /// handles them in order like any others, then answers `receipt` once

@@ -275,7 +275,11 @@ pub fn answer(state: &State, phone: &str, device: u16, node: &Node) -> Option<No
             .build(),
         "w:m" => media_conn(state, &id),
         "md" => {
-            if let Some(remove) = node.get_optional_child("remove-companion-device") {
+            let remove = node.get_optional_child("remove-companion-device");
+            if remove.is_some() && lock(&state.script).refuses_unlink(phone) {
+                return Some(error(&id, 500, "internal-server-error"));
+            }
+            if let Some(remove) = remove {
                 let target = attr(remove, "jid").unwrap_or_default();
                 let dev = target
                     .split('@')

@@ -331,6 +331,12 @@ impl WireServer {
         lock(&self.state.script).set_timelock(phone, until.map(|u| (u, stated)));
     }
 
+    /// Refuses the requests of `phone`'s devices to be unlinked (a server
+    /// error), so the device stays among the account's linked devices.
+    pub fn refuse_unlink(&self, phone: &str) {
+        lock(&self.state.script).set_refuse_unlink(phone, true);
+    }
+
     /// Paces the offline drain of `phone`'s devices (`pace` between two
     /// stanzas), so a test can stop the gateway in the middle of one.
     pub fn pace_offline(&self, phone: &str, pace: Duration) {

@@ -61,6 +61,8 @@ pub struct Script {
     /// Reach-out timelocks: until when (Unix seconds), and whether the
     /// account's timelock query says so (else it answers without an end).
     timelocks: HashMap<String, (u64, bool)>,
+    /// Accounts whose devices' requests to be unlinked are refused.
+    refuse_unlink: std::collections::HashSet<String>,
 }
 
 impl Script {
@@ -132,6 +134,21 @@ impl Script {
             .get(phone)
             .copied()
             .filter(|(until, _)| *until > crate::now())
+    }
+
+    /// Refuses (or, with `false`, accepts again) the unlink requests of
+    /// `phone`'s devices.
+    pub fn set_refuse_unlink(&mut self, phone: &str, refuse: bool) {
+        if refuse {
+            self.refuse_unlink.insert(phone.to_owned());
+        } else {
+            self.refuse_unlink.remove(phone);
+        }
+    }
+
+    /// Whether `phone`'s devices' unlink requests are refused.
+    pub fn refuses_unlink(&self, phone: &str) -> bool {
+        self.refuse_unlink.contains(phone)
     }
 
     /// The delay before `phone`'s sends are acknowledged.

@@ -11,7 +11,7 @@ use utoipa::{PartialSchema, ToSchema};
 use crate::domain::event::EventName;
 use crate::domain::event_data::own::{
     AccountLockedData, BlastEventData, ConnectedData, LoggedOutData, MessageData, PairCodeData,
-    QrCodeData, ReachOutTimelockData, StorageFaultData,
+    QrCodeData, ReachOutTimelockData, ReconnectScheduledData, StorageFaultData,
 };
 use crate::domain::event_data::{self, FieldType};
 
@@ -123,6 +123,7 @@ pub fn add_components(doc: &mut Value) {
     insert::<BlastEventData>(doc);
     insert::<StorageFaultData>(doc);
     insert::<ReachOutTimelockData>(doc);
+    insert::<ReconnectScheduledData>(doc);
     let names: Vec<&str> = EventName::ALL.iter().map(|e| e.as_str()).collect();
     insert_json(
         doc,

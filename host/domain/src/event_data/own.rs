@@ -50,6 +50,28 @@ pub struct AccountLockedData {
     pub cooldown_secs: i64,
     /// Unix seconds when the cooldown ends.
     pub cooldown_until: i64,
+    /// Unix seconds when the network says the lock ends (a temporary ban's
+    /// expiry; the cooldown is at least that long); `null` when it did not
+    /// say.
+    pub expires_at: Option<i64>,
+    /// Where the network says the account holder can appeal; `null` when it
+    /// gave none.
+    pub url: Option<String>,
+}
+
+/// `reconnect_scheduled`: the session will reconnect by itself, when and
+/// why (also the `next_attempt` of its reconnect status).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ReconnectScheduledData {
+    /// Why it reconnects (after what).
+    pub reason: String,
+    /// The pause before it, in milliseconds (jitter included).
+    pub delay_ms: u64,
+    /// Unix milliseconds when it comes.
+    pub at_ms: i64,
+    /// The consecutive failures that chose the pause.
+    pub error_count: u32,
 }
 
 /// `reach_out_timelock`: WhatsApp restricts the account from messaging

@@ -378,6 +378,18 @@ pub fn shape(event: EventName) -> &'static [Field] {
                     req("reason", Str),
                     req("cooldown_secs", Int),
                     req("cooldown_until", Int),
+                    opt("expires_at", IntOrNull),
+                    opt("url", StrOrNull),
+                ]
+            }
+        }
+        EventName::ReconnectScheduled => {
+            const {
+                &[
+                    req("reason", Str),
+                    req("delay_ms", Int),
+                    req("at_ms", Int),
+                    req("error_count", Int),
                 ]
             }
         }

@@ -49,9 +49,15 @@ impl AccountOps for SimClient {
 
 impl SimNetwork {
     /// Locks the account of an online session: the network closes its socket
-    /// (credentials kept) and tells it why; `NotConnected` when it is not online.
-    pub async fn lock_account(&self, session_id: &str, reason: String) -> Result<(), NetworkError> {
-        self.world.lock_account(session_id, reason).await
+    /// (credentials kept) and tells it why, and until when (Unix seconds)
+    /// when `until` is given; `NotConnected` when it is not online.
+    pub async fn lock_account(
+        &self,
+        session_id: &str,
+        reason: String,
+        until: Option<i64>,
+    ) -> Result<(), NetworkError> {
+        self.world.lock_account(session_id, reason, until).await
     }
 
     /// Another client connects with an online session's device, as a second

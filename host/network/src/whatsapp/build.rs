@@ -15,7 +15,9 @@ use tokio::sync::mpsc;
 use whatsapp_rust::bot::Bot;
 use whatsapp_rust::http::{HttpClient, HttpRequest, HttpResponse};
 use whatsapp_rust::transport::TokioWebSocketTransportFactory;
-use whatsapp_rust::wacore::net::{Transport, TransportEvent, TransportFactory};
+use whatsapp_rust::wacore::net::{
+    StreamingHttpResponse, Transport, TransportEvent, TransportFactory, UploadBody,
+};
 use whatsapp_rust::{NodeFilter, TokioRuntime};
 
 use super::http::ReqwestHttp;
@@ -51,6 +53,7 @@ pub(super) async fn start(inner: &Arc<Inner>) -> Result<Run, NetworkError> {
     let reconnect = Arc::new(OnceLock::new());
     let rate_limit = Arc::new(std::sync::Mutex::new(None));
     let forward = Forward {
+        state: state.clone(),
         tx: tx.clone(),
         reconnect: reconnect.clone(),
         rate_limit: rate_limit.clone(),
@@ -138,5 +141,51 @@ impl<T: HttpClient + 'static> HttpClient for Recording<T> {
                     .fail(format!("HTTP request to {url} failed: {e:#}"));
             }
         })
+    }
+
+    // The rest is the wrapped client's as it is: without these the crate
+    // would see a client that cannot stream, and read every download whole
+    // into memory.
+    fn supports_streaming(&self) -> bool {
+        self.inner.supports_streaming()
+    }
+
+    fn execute_streaming(&self, request: HttpRequest) -> anyhow::Result<StreamingHttpResponse> {
+        self.inner.execute_streaming(request)
+    }
+
+    fn supports_upload_streaming(&self) -> bool {
+        self.inner.supports_upload_streaming()
+    }
+
+    fn execute_upload(
+        &self,
+        request: HttpRequest,
+        body: UploadBody,
+        content_length: u64,
+    ) -> anyhow::Result<HttpResponse> {
+        self.inner.execute_upload(request, body, content_length)
+    }
+
+    fn resource_report(&self) -> Option<whatsapp_rust::wacore::stats::HttpResourceReport> {
+        self.inner.resource_report()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_recording_http_client_streams_as_the_client_it_wraps_does() {
+        let http = ReqwestHttp::new(HTTP_TIMEOUT).expect("an HTTP client");
+        let wraps = http.supports_streaming();
+        let recording = Recording {
+            inner: http,
+            state: Arc::new(RunState::default()),
+        };
+        assert!(wraps, "the gateway's client streams downloads on a runtime");
+        assert_eq!(recording.supports_streaming(), wraps);
+        assert!(!recording.supports_upload_streaming());
     }
 }

@@ -11,7 +11,9 @@ use tokio::runtime::{Handle, RuntimeFlavor};
 use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
 use whatsapp_rust::Client;
-use whatsapp_rust::types::events::{BatchOrigin, Event, EventHandler, StreamError};
+use whatsapp_rust::types::events::{
+    BatchOrigin, ConnectFailureReason, Event, EventHandler, StreamError,
+};
 
 use super::map::{self, MapContext};
 use super::off_thread::with_store;
@@ -31,6 +33,10 @@ pub(super) enum Item {
 
 /// The crate-side handler: hands every event to the pump in order.
 pub(super) struct Forward {
+    /// The run's shared state: an unlink is marked here as it is read, so
+    /// the end of the run drops the device state even when the pump is still
+    /// behind with the event.
+    pub state: Arc<RunState>,
     /// To the pump.
     pub tx: mpsc::Sender<Item>,
     /// The client's auto-reconnect switch, set once the client is built.
@@ -57,6 +63,12 @@ impl EventHandler for Forward {
         // in time.
         match &*event {
             Event::PairSuccess(_) => self.switch_reconnect(true),
+            // The run can end (and `wound_down` look at the flag) before the
+            // pump reaches this event: mark the unlink now. A lock reported
+            // as a logout keeps its credentials.
+            Event::LoggedOut(e) if e.reason != ConnectFailureReason::AccountLocked => {
+                set(&self.state.logged_out)
+            }
             Event::Connected(_) => self.switch_reconnect(false),
             // The rate limit is told before the drop it caused, so the
             // gateway's reconnect policy counts its penalty first.

@@ -191,6 +191,25 @@ impl WaSession {
     }
 }
 
+/// Asks the server to remove this device from the account's linked
+/// devices (WhatsApp Web's logout), bounded by [`STOP_WAIT`].
+async fn unlink(client: &Client) -> Result<(), NetworkError> {
+    let Some(pn) = client.pn() else {
+        return Err(NetworkError::InvalidState(
+            "the device has no account to be unlinked from".into(),
+        ));
+    };
+    let spec = whatsapp_rust::wacore::iq::devices::RemoveCompanionDeviceSpec::new(&pn);
+    match tokio::time::timeout(STOP_WAIT, client.execute(spec)).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(NetworkError::Failed(format!("the server refused: {e}"))),
+        Err(_) => Err(NetworkError::Failed(format!(
+            "no answer within {} s",
+            STOP_WAIT.as_secs()
+        ))),
+    }
+}
+
 /// Marks a run as stopping, disconnects its client and waits (bounded) for
 /// the run loop to return.
 async fn stop_run(run: &Run) {
@@ -266,17 +285,22 @@ impl NetworkSession for WaSession {
     async fn logout(&self) -> Result<(), NetworkError> {
         // Only a logged-in connection can ask the server to unlink the
         // device; without one it would stay in the phone's "Linked devices".
-        let unlink_failure = if self.logged_in().await.is_err() && self.paired().await {
+        let mut unlink_failure = if self.logged_in().await.is_err() && self.paired().await {
             self.connect_to_unlink().await.err()
         } else {
             None
         };
         let run = self.inner.run.lock().await.take();
         if let Some(run) = &run {
-            run.state.stopping.store(true, Ordering::SeqCst);
-            // Deregisters the device when connected; tears the client down either way.
-            let _ = tokio::time::timeout(STOP_WAIT, run.client.logout()).await;
-            let _ = tokio::time::timeout(STOP_WAIT, run.state.ended.cancelled()).await;
+            // The crate's own logout only logs a failed unlink; the
+            // gateway asks the server itself, so a device left on the phone
+            // is reported.
+            if unlink_failure.is_none()
+                && let Err(e) = unlink(&run.client).await
+            {
+                unlink_failure = Some(e);
+            }
+            stop_run(run).await;
         }
         let had_device = with_store(&self.inner.store, &self.inner.id, |s, id| {
             s.wipe_whatsapp_state(id)

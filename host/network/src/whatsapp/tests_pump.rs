@@ -189,6 +189,7 @@ fn pairing_lets_the_crate_log_in_again_on_the_same_client_until_it_is_connected(
     let (tx, _rx) = mpsc::channel(4);
     let flag = Arc::new(AtomicBool::new(false));
     let forward = Forward {
+        state: Default::default(),
         tx,
         reconnect: Arc::new(std::sync::OnceLock::from(flag.clone())),
         rate_limit: Default::default(),
@@ -207,4 +208,33 @@ fn pairing_lets_the_crate_log_in_again_on_the_same_client_until_it_is_connected(
         !flag.load(Ordering::SeqCst),
         "later drops are the gateway's to handle"
     );
+}
+
+#[test]
+fn an_unlink_is_marked_as_it_is_read_not_when_the_pump_reaches_it() {
+    use whatsapp_rust::types::events::{ConnectFailureReason, LoggedOut};
+    // No pump reads the events: the run's state knows at once anyway.
+    let (tx, _rx) = mpsc::channel(4);
+    let state: Arc<RunState> = Default::default();
+    let forward = Forward {
+        state: state.clone(),
+        tx,
+        reconnect: Default::default(),
+        rate_limit: Default::default(),
+    };
+    let locked = LoggedOut::builder()
+        .on_connect(true)
+        .reason(ConnectFailureReason::AccountLocked)
+        .build();
+    forward.handle_event(Arc::new(Event::LoggedOut(locked)));
+    assert!(
+        !state.logged_out.load(Ordering::SeqCst),
+        "a lock keeps its credentials"
+    );
+    let unlinked = LoggedOut::builder()
+        .on_connect(false)
+        .reason(ConnectFailureReason::LoggedOut)
+        .build();
+    forward.handle_event(Arc::new(Event::LoggedOut(unlinked)));
+    assert!(state.logged_out.load(Ordering::SeqCst));
 }

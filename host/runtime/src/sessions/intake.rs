@@ -194,7 +194,7 @@ impl Intake {
         }
     }
 
-    fn publish(&mut self, event: EventName, data: serde_json::Value) {
+    pub(super) fn publish(&mut self, event: EventName, data: serde_json::Value) {
         let envelope = Envelope::now(&self.live.id, event, data);
         let owed = self.owed();
         self.queue.push(envelope, owed);
@@ -255,7 +255,9 @@ impl Intake {
                 });
                 tracing::info!(session = %id, %reason, "session disconnected");
                 self.publish(EventName::Disconnected, json!({ "reason": reason }));
-                self.supervisor.dropped(&self.live);
+                if let Some(next) = self.supervisor.dropped(&self.live, &reason) {
+                    self.publish(EventName::ReconnectScheduled, to_data(&next));
+                }
             }
             NetworkEvent::Replaced { reason } | NetworkEvent::Refused { reason } => {
                 // Not a drop: the supervisor is not told, so it does not
@@ -310,7 +312,9 @@ impl Intake {
                 self.publish(event, data);
             }
             NetworkEvent::Contacts(sync) => self.contacts_synced(&sync),
-            NetworkEvent::AccountLocked { reason } => self.account_locked(&reason),
+            NetworkEvent::AccountLocked { reason, until, url } => {
+                self.account_locked(&reason, until, url)
+            }
             NetworkEvent::ReachOutTimelock { active, until } => {
                 self.supervisor.timelock(&self.live, active, until)
             }

@@ -10,6 +10,7 @@ mod intake;
 pub mod lid;
 mod lifecycle;
 pub mod message_event;
+pub mod next_attempt;
 mod operations;
 mod publish_queue;
 pub mod reconnect;
@@ -47,6 +48,9 @@ pub struct LiveState {
     /// The account's reach-out timelock, as last reported (see
     /// [`Sessions::timelock`] for whether it still holds).
     pub timelock: Option<Timelock>,
+    /// The automatic reconnect the session waits for (read from its
+    /// reconnect watch with the rest of the state).
+    pub next_reconnect: Option<next_attempt::NextAttempt>,
 }
 
 /// A session that is attached to its network.
@@ -73,7 +77,9 @@ impl Live {
 
     /// A copy of the live state.
     pub fn state(&self) -> LiveState {
-        self.state.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        state.next_reconnect = self.watch.next_attempt();
+        state
     }
 }
 
@@ -206,6 +212,7 @@ impl Sessions {
                 qr: None,
                 last_error: None,
                 timelock: None,
+                next_reconnect: None,
             }),
             watch: Default::default(),
         });

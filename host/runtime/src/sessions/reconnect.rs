@@ -18,11 +18,12 @@ use tokio_util::sync::CancellationToken;
 use serde_json::json;
 
 use super::intake::Intake;
+use super::next_attempt::{NextAttempt, after, jittered};
 use super::{Inner, Live, Sessions};
 use crate::domain::event::{Envelope, EventName};
 use crate::domain::event_data::own::{AccountLockedData, to_data};
 use crate::domain::session::SessionStatus;
-use crate::domain::time::unix_now;
+use crate::domain::time::{unix_now, unix_now_ms};
 
 /// Reconnect timing, from flags and environment.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,6 +49,11 @@ pub struct ReconnectConfig {
     /// finds out whether the lock is still there
     /// (`SWITCHBOARD_REACH_OUT_HOLD_SECS`, 3600).
     pub reach_out_hold: Duration,
+    /// Up to how many percent each reconnect pause is stretched at random,
+    /// so sessions dropped together do not return together
+    /// (`SWITCHBOARD_RECONNECT_JITTER_PERCENT`, 20). Lock cooldowns are
+    /// kept exact.
+    pub jitter_percent: u8,
 }
 
 /// How many failures the server's rate-limit answer (stream error 429)
@@ -62,6 +68,7 @@ impl Default for ReconnectConfig {
             lock_backoff: secs(&[300, 900, 3600]),
             stable_after: Duration::from_secs(30),
             reach_out_hold: Duration::from_secs(3600),
+            jitter_percent: 20,
         }
     }
 }
@@ -94,6 +101,9 @@ pub struct ReconnectStatus {
     pub error_count: u32,
     /// Unix seconds when an account-lock cooldown ends, while one runs.
     pub cooldown_until: Option<i64>,
+    /// The automatic reconnect the session waits for, if one: when, and
+    /// why.
+    pub next_attempt: Option<NextAttempt>,
 }
 
 #[derive(Default)]
@@ -104,6 +114,8 @@ struct WatchState {
     locks: usize,
     locked_until: Option<(Instant, i64)>,
     pending: Option<CancellationToken>,
+    /// What the pending attempt is, while one is pending.
+    next: Option<NextAttempt>,
 }
 
 /// The reconnect state of one live session (memory only).
@@ -148,6 +160,7 @@ impl Watch {
     pub(super) fn lift(&self) {
         let mut s = self.lock();
         s.locked_until = None;
+        s.next = None;
         if let Some(t) = s.pending.take() {
             t.cancel();
         }
@@ -155,16 +168,30 @@ impl Watch {
 
     /// Cancels a pending attempt (auto-reconnect switched off).
     pub(super) fn cancel_pending(&self) {
-        if let Some(t) = self.lock().pending.take() {
+        let mut s = self.lock();
+        s.next = None;
+        if let Some(t) = s.pending.take() {
             t.cancel();
         }
     }
 
-    /// Replaces the pending attempt by `token`.
-    fn set_pending(&self, token: CancellationToken) {
-        if let Some(old) = self.lock().pending.replace(token) {
+    /// Replaces the pending attempt by `token`, which is `next`.
+    fn set_pending(&self, token: CancellationToken, next: NextAttempt) {
+        let mut s = self.lock();
+        s.next = Some(next);
+        if let Some(old) = s.pending.replace(token) {
             old.cancel();
         }
+    }
+
+    /// The pending attempt, if one.
+    pub fn next_attempt(&self) -> Option<NextAttempt> {
+        self.lock().next.clone()
+    }
+
+    /// The pending attempt has begun.
+    fn attempt_began(&self) {
+        self.lock().next = None;
     }
 }
 
@@ -192,14 +219,12 @@ impl Supervisor {
         s.error_count = s.error_count.saturating_add(RATE_LIMIT_PENALTY);
     }
 
-    /// The network dropped the session: reconnect after the next pause. A
-    /// login that lasted the stability window starts the schedule over; a
-    /// drop before it (a refused login, a stream closed at once) is one
-    /// more failure.
-    pub fn dropped(&self, live: &Arc<Live>) {
-        let Some(sessions) = self.sessions() else {
-            return;
-        };
+    /// The network dropped the session (`reason`): reconnect after the next
+    /// pause, which is returned. A login that lasted the stability window
+    /// starts the schedule over; a drop before it (a refused login, a
+    /// stream closed at once) is one more failure.
+    pub fn dropped(&self, live: &Arc<Live>, reason: &str) -> Option<NextAttempt> {
+        let sessions = self.sessions()?;
         let n = {
             let mut s = live.watch.lock();
             let lasted = s
@@ -213,46 +238,62 @@ impl Supervisor {
             s.error_count = s.error_count.saturating_add(1);
             n
         };
-        if sessions.wants_reconnect(live) {
-            sessions.schedule_reconnect(live, step(&sessions.inner.reconnect.delays, n as usize));
+        if !sessions.wants_reconnect(live) {
+            return None;
         }
+        let delay = sessions.jitter(step(&sessions.inner.reconnect.delays, n as usize));
+        let why = format!("after a drop: {reason}");
+        Some(sessions.schedule_reconnect(live, delay, why, n.saturating_add(1)))
     }
 
     /// The network locked the account: starts the next cooldown of the
-    /// schedule, after which auto-reconnect resumes. Returns the cooldown and
+    /// schedule (at least until `until`, when the network said when the lock
+    /// ends), after which auto-reconnect resumes. Returns the cooldown and
     /// when it ends (Unix seconds).
-    pub fn locked(&self, live: &Arc<Live>) -> (Duration, i64) {
+    pub fn locked(
+        &self,
+        live: &Arc<Live>,
+        until: Option<i64>,
+    ) -> (Duration, i64, Option<NextAttempt>) {
         let Some(sessions) = self.sessions() else {
-            return (Duration::ZERO, unix_now());
+            return (Duration::ZERO, unix_now(), None);
         };
         let cooldown = {
             let mut s = live.watch.lock();
-            let cooldown = step(&sessions.inner.reconnect.lock_backoff, s.locks);
+            let scheduled = step(&sessions.inner.reconnect.lock_backoff, s.locks);
+            let stated = until.map_or(Duration::ZERO, |t| {
+                Duration::from_secs(t.saturating_sub(unix_now()).max(0) as u64)
+            });
+            let cooldown = scheduled.max(stated);
             s.locks += 1;
             let until = unix_now().saturating_add(whole_secs(cooldown));
             s.locked_until = Some((Instant::now() + cooldown, until));
             (cooldown, until)
         };
         tracing::warn!(session = %live.id, cooldown_secs = cooldown.0.as_secs_f64(), "account locked; auto-reconnect paused");
-        if sessions.wants_reconnect_after_cooldown(live) {
-            sessions.schedule_reconnect(live, cooldown.0);
+        let next = if sessions.wants_reconnect_after_cooldown(live) {
+            let count = live.watch.error_count();
+            let why = "after the account-lock cooldown".to_owned();
+            Some(sessions.schedule_reconnect(live, cooldown.0, why, count))
         } else {
             live.watch.cancel_pending();
-        }
-        cooldown
+            None
+        };
+        (cooldown.0, cooldown.1, next)
     }
 }
 
 impl Intake {
     /// The network locked the account and closed the socket: the session is
-    /// disconnected, and auto-reconnect waits out the next cooldown.
-    pub(super) fn account_locked(&mut self, reason: &str) {
+    /// disconnected, and auto-reconnect waits out the next cooldown (at
+    /// least until `ends`, the lock's end when the network stated it).
+    pub(super) fn account_locked(&mut self, reason: &str, ends: Option<i64>, url: Option<String>) {
         self.live.update(|s| {
             s.status = SessionStatus::Disconnected;
             s.qr = None;
             s.last_error = Some(format!("account locked: {reason}"));
         });
-        let (cooldown, until) = self.supervisor.locked(&self.live);
+        let (cooldown, until, next) = self.supervisor.locked(&self.live, ends);
         let id = &self.live.id;
         let dropped = json!({ "reason": format!("account locked: {reason}") });
         let dropped = Envelope::now(id, EventName::Disconnected, dropped);
@@ -260,12 +301,17 @@ impl Intake {
             reason: reason.to_owned(),
             cooldown_secs: whole_secs(cooldown),
             cooldown_until: until,
+            expires_at: ends,
+            url,
         };
         let locked = Envelope::now(id, EventName::AccountLocked, to_data(&data));
         let owed = self.owed();
         self.queue.push(dropped, owed);
         let owed = self.owed();
         self.queue.push(locked, owed);
+        if let Some(next) = next {
+            self.publish(EventName::ReconnectScheduled, to_data(&next));
+        }
     }
 }
 
@@ -295,11 +341,25 @@ impl Sessions {
             && live.state().status == SessionStatus::Disconnected
     }
 
-    /// Tries to reconnect after `delay`, unless cancelled or no longer wanted then.
-    fn schedule_reconnect(&self, live: &Arc<Live>, delay: Duration) {
+    /// A reconnect pause with the configured jitter.
+    fn jitter(&self, delay: Duration) -> Duration {
+        jittered(delay, self.inner.reconnect.jitter_percent, &mut rand::rng())
+    }
+
+    /// Tries to reconnect after `delay`, unless cancelled or no longer
+    /// wanted then; returns the attempt, as the status shows it.
+    fn schedule_reconnect(
+        &self,
+        live: &Arc<Live>,
+        delay: Duration,
+        reason: String,
+        error_count: u32,
+    ) -> NextAttempt {
+        let next = after(delay, unix_now_ms(), reason, error_count);
+        tracing::info!(session = %live.id, delay_ms = next.delay_ms, reason = %next.reason, "reconnect scheduled");
         // Ends with the gateway, or when the session is deleted.
         let token = live.ended.child_token();
-        live.watch.set_pending(token.clone());
+        live.watch.set_pending(token.clone(), next.clone());
         let this = self.clone();
         let live = live.clone();
         self.inner.tasks.spawn(async move {
@@ -307,8 +367,10 @@ impl Sessions {
                 _ = token.cancelled() => return,
                 _ = tokio::time::sleep(delay) => {}
             }
+            live.watch.attempt_began();
             this.reconnect_attempt(&live).await;
         });
+        next
     }
 
     async fn reconnect_attempt(&self, live: &Arc<Live>) {
@@ -324,8 +386,14 @@ impl Sessions {
             };
             tracing::warn!(session = %live.id, error = %e, failures, "reconnect failed");
             if self.wants_reconnect(live) {
-                let delay = step(&self.inner.reconnect.delays, failures as usize);
-                self.schedule_reconnect(live, delay);
+                let delay = self.jitter(step(&self.inner.reconnect.delays, failures as usize));
+                let why = format!("after a failed reconnect: {e}");
+                let next = self.schedule_reconnect(live, delay, why, failures);
+                self.inner.bus.publish(Envelope::now(
+                    &live.id,
+                    EventName::ReconnectScheduled,
+                    to_data(&next),
+                ));
             }
         }
     }
@@ -339,6 +407,7 @@ impl Sessions {
             enabled: record.auto_reconnect,
             error_count: live.watch.failures(self.inner.reconnect.stable_after),
             cooldown_until: live.watch.cooldown_until(),
+            next_attempt: live.watch.next_attempt(),
         })
     }
 
@@ -405,7 +474,10 @@ mod tests {
     fn a_lift_ends_the_cooldown_and_cancels_the_pending_attempt() {
         let w = Watch::default();
         let token = CancellationToken::new();
-        w.set_pending(token.clone());
+        w.set_pending(
+            token.clone(),
+            after(Duration::from_secs(1), 0, "test".into(), 1),
+        );
         w.lock().locked_until = Some((Instant::now() + Duration::from_secs(60), 1));
         assert_eq!(w.cooldown_until(), Some(1));
         w.lift();

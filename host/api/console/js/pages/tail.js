@@ -16,7 +16,7 @@ export const EVENT_NAMES = [
   'message_deleted_for_me', 'status_mute_update', 'label_update', 'label_association',
   'contact_number_changed', 'identity_change', 'disappearing_mode_update', 'call', 'history_sync', 'poll_vote', 'ephemeral_setting',
   'undecryptable_message', 'client_outdated', 'offline_sync_preview', 'offline_sync_completed',
-  'account_locked', 'reach_out_timelock', 'call_log_sync', 'stream_error', 'enc_decrypt_failed', 'app_state_sync_failed',
+  'account_locked', 'reach_out_timelock', 'reconnect_scheduled', 'call_log_sync', 'stream_error', 'enc_decrypt_failed', 'app_state_sync_failed',
   'newsletter_live_update', 'blast_progress', 'blast_completed', 'storage_failed', 'storage_recovered',
 ];
 

@@ -208,6 +208,7 @@ impl World {
         &self,
         id: &str,
         reason: String,
+        until: Option<i64>,
     ) -> Result<(), NetworkError> {
         let events = self.with(id, |s| {
             if s.link != Link::Online {
@@ -216,7 +217,12 @@ impl World {
             s.link = Link::Offline;
             Ok(s.events.clone())
         })??;
-        emit(&events, NetworkEvent::AccountLocked { reason }).await;
+        let locked = NetworkEvent::AccountLocked {
+            reason,
+            until,
+            url: None,
+        };
+        emit(&events, locked).await;
         Ok(())
     }
 

@@ -93,16 +93,29 @@ pub fn disconnected(e: &Disconnected) -> NetworkEvent {
 }
 
 /// The account was unlinked — or locked, which the network reports as a
-/// logout reason but which keeps the credentials.
+/// logout reason but which keeps the credentials. The server's own words
+/// (its logout message) follow the reason's name.
 pub fn logged_out(e: &LoggedOut) -> NetworkEvent {
+    let mut reason = reason_name(&e.reason);
+    if let Some(m) = &e.logout_message {
+        let words: Vec<&str> = [&m.header, &m.subtext]
+            .into_iter()
+            .flatten()
+            .map(|s| s.trim())
+            .filter(|s| !s.is_empty())
+            .collect();
+        if !words.is_empty() {
+            reason = format!("{reason}: {}", words.join(" — "));
+        }
+    }
     if e.reason == ConnectFailureReason::AccountLocked {
         return NetworkEvent::AccountLocked {
-            reason: reason_name(&e.reason),
+            reason,
+            until: None,
+            url: None,
         };
     }
-    NetworkEvent::LoggedOut {
-        reason: reason_name(&e.reason),
-    }
+    NetworkEvent::LoggedOut { reason }
 }
 
 /// The server refused the login.
@@ -112,7 +125,11 @@ pub fn connect_failure(e: &ConnectFailure) -> Vec<NetworkEvent> {
         _ => reason_name(&e.reason),
     };
     match e.reason {
-        ConnectFailureReason::AccountLocked => vec![NetworkEvent::AccountLocked { reason }],
+        ConnectFailureReason::AccountLocked => vec![NetworkEvent::AccountLocked {
+            reason,
+            until: None,
+            url: None,
+        }],
         ConnectFailureReason::ClientOutdated => vec![
             other(EventName::ClientOutdated, json!({})),
             NetworkEvent::Refused { reason },
@@ -124,19 +141,22 @@ pub fn connect_failure(e: &ConnectFailure) -> Vec<NetworkEvent> {
     }
 }
 
-/// A temporary ban: the account cannot connect until it expires, which the
-/// gateway handles like an account lock (credentials kept, cooldown).
-pub fn temporary_ban(e: &TemporaryBan) -> NetworkEvent {
+/// A temporary ban: the account cannot connect until it expires (`now`
+/// plus the ban's duration), which the gateway handles like an account
+/// lock (credentials kept, a cooldown at least as long as the ban).
+pub fn temporary_ban(e: &TemporaryBan, now: i64) -> NetworkEvent {
+    let secs = e.expire.num_seconds().max(0);
     NetworkEvent::AccountLocked {
         reason: format!(
-            "temporary ban ({:?}) for {} s{}",
+            "temporary ban ({:?}) for {secs} s{}",
             e.code,
-            e.expire.num_seconds(),
             e.message
                 .as_deref()
                 .map(|m| format!(": {m}"))
                 .unwrap_or_default()
         ),
+        until: Some(now.saturating_add(secs)),
+        url: e.url.clone().filter(|u| !u.is_empty()),
     }
 }
 

@@ -89,7 +89,7 @@ pub fn map_event(ev: &Event, cx: &MapContext) -> Vec<NetworkEvent> {
                     .into(),
             },
         ],
-        Event::TemporaryBan(e) => vec![c::temporary_ban(e)],
+        Event::TemporaryBan(e) => vec![c::temporary_ban(e, cx.now)],
         Event::ConnectFailure(e) => c::connect_failure(e),
         Event::StreamError(e) => vec![c::stream_error(e)],
         Event::StreamReplaced(_) => vec![NetworkEvent::Replaced {

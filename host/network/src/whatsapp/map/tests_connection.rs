@@ -7,8 +7,8 @@ use serde_json::json;
 use whatsapp_rust::Jid;
 use whatsapp_rust::types::events::{
     ClientOutdated, ConnectFailure, ConnectFailureReason, Connected, Disconnected, Event,
-    LoggedOut, OfflineSyncCompleted, OfflineSyncPreview, PairError, PairSuccess, PairingCode,
-    PairingCodeError, PairingQrCode, StreamError, TempBanReason, TemporaryBan,
+    LoggedOut, LogoutMessage, OfflineSyncCompleted, OfflineSyncPreview, PairError, PairSuccess,
+    PairingCode, PairingCodeError, PairingQrCode, StreamError, TempBanReason, TemporaryBan,
 };
 use whatsapp_rust::wacore::net::DisconnectReason;
 use whatsapp_rust::wacore::pair_code::PairCodeRejection;
@@ -195,8 +195,30 @@ fn a_logout_drops_the_account_but_a_lock_keeps_it() {
     assert_eq!(
         one(Event::LoggedOut(locked)),
         NetworkEvent::AccountLocked {
-            reason: "AccountLocked".into()
+            reason: "AccountLocked".into(),
+            until: None,
+            url: None,
         }
+    );
+    let worded = LoggedOut::builder()
+        .on_connect(true)
+        .reason(ConnectFailureReason::AccountLocked)
+        .logout_message(
+            LogoutMessage::builder()
+                .header("Your account is locked".to_string())
+                .subtext("Verify your number to use WhatsApp".to_string())
+                .build(),
+        )
+        .build();
+    assert_eq!(
+        one(Event::LoggedOut(worded)),
+        NetworkEvent::AccountLocked {
+            reason: "AccountLocked: Your account is locked — Verify your number to use WhatsApp"
+                .into(),
+            until: None,
+            url: None,
+        },
+        "the server's own words are kept"
     );
 }
 
@@ -209,7 +231,9 @@ fn connect_failures_map_to_lock_a_final_refusal_or_a_drop_worth_retrying() {
     assert_eq!(
         map_event(&Event::ConnectFailure(locked), &cx()),
         vec![NetworkEvent::AccountLocked {
-            reason: "AccountLocked: locked for spam".into()
+            reason: "AccountLocked: locked for spam".into(),
+            until: None,
+            url: None,
         }]
     );
     let outdated = ConnectFailure::builder()
@@ -245,15 +269,18 @@ fn connect_failures_map_to_lock_a_final_refusal_or_a_drop_worth_retrying() {
 }
 
 #[test]
-fn a_temporary_ban_is_an_account_lock_naming_the_ban() {
+fn a_temporary_ban_is_an_account_lock_naming_the_ban_with_its_expiry_and_appeal_link() {
     let ev = TemporaryBan::builder()
         .code(TempBanReason::SentToTooManyPeople)
         .expire(whatsapp_rust::wacore::chrono::Duration::seconds(3600))
+        .url("https://faq.whatsapp.com/ban".to_string())
         .build();
     assert_eq!(
         one(Event::TemporaryBan(ev)),
         NetworkEvent::AccountLocked {
-            reason: "temporary ban (SentToTooManyPeople) for 3600 s".into()
+            reason: "temporary ban (SentToTooManyPeople) for 3600 s".into(),
+            until: Some(cx().now + 3600),
+            url: Some("https://faq.whatsapp.com/ban".into()),
         }
     );
 }
