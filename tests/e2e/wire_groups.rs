@@ -175,3 +175,37 @@ impl RemoveParticipant for switchboard_tests::TestServer {
         assert_eq!(r.status, 200, "{}", r.body);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_group_a_customer_creates_with_the_account_in_it_is_a_join_naming_it() {
+    use whatsapp_rust::wacore::iq::groups::{GroupCreateOptions, GroupParticipantOptions};
+    let w = Wired::start().await;
+    w.linked("wa").await;
+    let customer = w.customer(CUSTOMER, "Frank").await;
+    let mut stream = w.server.open_stream("session=wa&events=joined_group").await;
+    let gateway: Jid = format!("{GATEWAY_PHONE}@s.whatsapp.net").parse().unwrap();
+    let options = GroupCreateOptions::builder()
+        .subject("Frank's group")
+        .participants(vec![GroupParticipantOptions::from_phone(gateway)])
+        .build();
+    let created = customer
+        .client
+        .groups()
+        .create_group(options)
+        .await
+        .unwrap();
+    let joined = stream.find(|e| e["event"] == "joined_group").await;
+    assert_eq!(
+        joined["data"]["jid"],
+        created.metadata.id.to_string(),
+        "{joined}"
+    );
+    assert_eq!(joined["data"]["name"], "Frank's group", "{joined}");
+    assert_eq!(joined["data"]["reason"], "create", "{joined}");
+    let members = joined["data"]["participants"].as_array().unwrap();
+    assert!(
+        members.contains(&json!(format!("{GATEWAY_PHONE}@s.whatsapp.net")))
+            && members.contains(&json!(format!("{CUSTOMER}@s.whatsapp.net"))),
+        "{joined}"
+    );
+}

@@ -248,7 +248,15 @@ mod tests {
         );
         assert_eq!(
             schema["properties"]["type"]["enum"],
-            json!(["delivered", "read", "played"])
+            json!([
+                "delivered",
+                "read",
+                "played",
+                "sent",
+                "server_error",
+                "read_self",
+                "played_self"
+            ])
         );
     }
 }

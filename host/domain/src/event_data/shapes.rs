@@ -24,7 +24,15 @@ const fn opt(name: &'static str, ty: FieldType) -> Field {
 }
 
 /// Receipt types.
-pub const RECEIPT_TYPES: &[&str] = &["delivered", "read", "played"];
+pub const RECEIPT_TYPES: &[&str] = &[
+    "delivered",
+    "read",
+    "played",
+    "sent",
+    "server_error",
+    "read_self",
+    "played_self",
+];
 
 /// What a `call` event says happened: the call signalling a linked device
 /// sees (`offer` … `terminate`), and the outcomes of a call that rang here
@@ -67,6 +75,7 @@ pub fn shape(event: EventName) -> &'static [Field] {
                     req("sender", Str),
                     req("type", OneOf(RECEIPT_TYPES)),
                     req("timestamp", Int),
+                    opt("offline", Bool),
                 ]
             }
         }

@@ -8,14 +8,22 @@ use super::{other, user_jid};
 use crate::NetworkEvent;
 use crate::domain::event::EventName;
 
-/// A delivery, read or played receipt; other receipt kinds (retries, server
-/// errors, self receipts, history-sync and peer receipts) are the crate's
+/// A receipt a user of the gateway acts on: delivered, read, played; `sent`
+/// (WhatsApp downgraded a delivery: the recipient's device cannot take the
+/// message), `server_error` (the server could not deliver it), and
+/// `read_self`/`played_self` (the account read or played it on another of
+/// its devices). `offline` says it was drained from the server's queue on
+/// reconnect. Retries, history-sync, peer and call receipts are the crate's
 /// own business and map to nothing.
 pub fn receipt(e: &Receipt) -> Option<NetworkEvent> {
     let kind = match e.r#type {
         ReceiptType::Delivered => "delivered",
         ReceiptType::Read => "read",
         ReceiptType::Played => "played",
+        ReceiptType::Sent => "sent",
+        ReceiptType::ServerError => "server_error",
+        ReceiptType::ReadSelf => "read_self",
+        ReceiptType::PlayedSelf => "played_self",
         _ => return None,
     };
     Some(other(
@@ -26,6 +34,7 @@ pub fn receipt(e: &Receipt) -> Option<NetworkEvent> {
             "sender": user_jid(&e.source.sender),
             "type": kind,
             "timestamp": e.timestamp.timestamp(),
+            "offline": e.offline,
         }),
     ))
 }

@@ -1,7 +1,9 @@
 //! Group notifications: one `group_update` per change (in the sim's field
-//! names), or `joined_group` when the change adds this session's own account.
-//! Changes the spec has no field for (community links, suspensions,
-//! membership requests) map to nothing.
+//! names), or `joined_group` when the change adds this session's own account
+//! (an add, or a group created with it). A deleted group is a
+//! `group_update` in which the account leaves it (`deleted: true`); members
+//! whose number changed are `renumbered`. Changes the spec has no field for
+//! (community links, suspensions, membership requests) map to nothing.
 
 use serde_json::{Value, json};
 use whatsapp_rust::types::events::GroupUpdate;
@@ -34,6 +36,9 @@ pub fn update(e: &GroupUpdate, cx: &MapContext) -> Option<NetworkEvent> {
         .as_ref()
         .or(e.participant.as_ref())
         .map(user_jid);
+    if let A::Create { raw } = &e.action {
+        return Some(created(&jid, sender, raw));
+    }
     if let A::Add {
         participants,
         reason,
@@ -71,6 +76,16 @@ pub fn update(e: &GroupUpdate, cx: &MapContext) -> Option<NetworkEvent> {
             json!({ "member_add_mode": mode })
         }
         A::Invite { code } => json!({ "invite_link": format!("https://chat.whatsapp.com/{code}") }),
+        A::Delete { reason } => {
+            let own: Vec<String> = cx
+                .own_users
+                .first()
+                .map(|u| format!("{u}@s.whatsapp.net"))
+                .into_iter()
+                .collect();
+            json!({ "leave": own, "deleted": true, "reason": reason })
+        }
+        A::Modify { participants } => json!({ "renumbered": jids(participants) }),
         A::RevokeInvite => json!({ "invite_link": Value::Null }),
         _ => return None,
     };
@@ -83,4 +98,42 @@ pub fn update(e: &GroupUpdate, cx: &MapContext) -> Option<NetworkEvent> {
         d.extend(c.clone());
     }
     Some(other(EventName::GroupUpdate, data))
+}
+
+/// A group created with this account in it: the `<create>` notification
+/// carries the new group (`<group subject creator …><participant jid/>…`).
+fn created(
+    jid: &str,
+    sender: Option<String>,
+    raw: &whatsapp_rust::wacore_binary::node::Node,
+) -> NetworkEvent {
+    let group = raw.get_optional_child("group");
+    let attr = |n: &whatsapp_rust::wacore_binary::node::Node, k: &str| {
+        n.attrs.get(k).map(|v| v.to_string())
+    };
+    let name = group.and_then(|g| attr(g, "subject"));
+    let creator = group
+        .and_then(|g| attr(g, "creator"))
+        .and_then(|c| c.parse::<whatsapp_rust::Jid>().ok())
+        .map(|c| user_jid(&c));
+    let participants: Vec<String> = group
+        .map(|g| {
+            g.get_children_by_tag("participant")
+                .filter_map(|p| {
+                    let pn = attr(p, "phone_number").or_else(|| attr(p, "jid"))?;
+                    pn.parse::<whatsapp_rust::Jid>().ok().map(|j| user_jid(&j))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    other(
+        EventName::JoinedGroup,
+        json!({
+            "jid": jid,
+            "name": name,
+            "reason": "create",
+            "sender": sender.or(creator),
+            "participants": participants,
+        }),
+    )
 }

@@ -74,7 +74,22 @@ fn read_and_delivery_receipts_are_forwarded_and_retries_are_not() {
     assert_eq!(
         data(Event::Receipt(r(ReceiptType::Read)), EventName::Receipt),
         json!({"message_ids": ["M1", "M2"], "chat": "4915112345678@s.whatsapp.net",
-            "sender": "4915112345678@s.whatsapp.net", "type": "read", "timestamp": 1_700_000_000})
+            "sender": "4915112345678@s.whatsapp.net", "type": "read", "timestamp": 1_700_000_000,
+            "offline": false})
+    );
+    for (t, name) in [
+        (ReceiptType::Sent, "sent"),
+        (ReceiptType::ServerError, "server_error"),
+        (ReceiptType::ReadSelf, "read_self"),
+        (ReceiptType::PlayedSelf, "played_self"),
+    ] {
+        assert_eq!(data(Event::Receipt(r(t)), EventName::Receipt)["type"], name);
+    }
+    let mut drained = r(ReceiptType::Delivered);
+    drained.offline = true;
+    assert_eq!(
+        data(Event::Receipt(drained), EventName::Receipt)["offline"],
+        true
     );
     assert_eq!(
         data(
@@ -352,4 +367,55 @@ fn group_changes_are_group_updates_and_our_own_add_is_a_join() {
     );
     assert_eq!(eph["ephemeral_seconds"], 86_400);
     assert!(map_event(&group(GroupNotificationAction::Suspended), &cx()).is_empty());
+}
+
+#[test]
+fn a_group_created_with_the_account_is_a_join_and_a_deleted_one_a_leave() {
+    use whatsapp_rust::wacore_binary::builder::NodeBuilder;
+    let raw = NodeBuilder::new("create")
+        .children([NodeBuilder::new("group")
+            .attr("id", "120363000000000001")
+            .attr("subject", "New team")
+            .attr("creator", "15559990000@s.whatsapp.net")
+            .children([
+                NodeBuilder::new("participant")
+                    .attr("jid", "15559990000@s.whatsapp.net")
+                    .attr("type", "superadmin")
+                    .build(),
+                NodeBuilder::new("participant")
+                    .attr("jid", "15550001111@s.whatsapp.net")
+                    .build(),
+            ])
+            .build()])
+        .build();
+    let joined = data(
+        group(GroupNotificationAction::Create { raw }),
+        EventName::JoinedGroup,
+    );
+    assert_eq!(
+        joined,
+        json!({
+            "jid": "120363000000000001@g.us",
+            "name": "New team",
+            "reason": "create",
+            "sender": "15559990000@s.whatsapp.net",
+            "participants": ["15559990000@s.whatsapp.net", "15550001111@s.whatsapp.net"],
+        })
+    );
+    let deleted = data(
+        group(GroupNotificationAction::Delete { reason: None }),
+        EventName::GroupUpdate,
+    );
+    assert_eq!(deleted["leave"], json!(["15550001111@s.whatsapp.net"]));
+    assert_eq!(deleted["deleted"], true);
+    let renumbered = data(
+        group(GroupNotificationAction::Modify {
+            participants: vec![participant("4915112345678@s.whatsapp.net")],
+        }),
+        EventName::GroupUpdate,
+    );
+    assert_eq!(
+        renumbered["renumbered"],
+        json!(["4915112345678@s.whatsapp.net"])
+    );
 }
