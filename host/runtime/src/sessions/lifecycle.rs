@@ -41,6 +41,7 @@ impl Sessions {
     pub async fn disconnect(&self, id: &str) -> Result<SessionInfo, SessionError> {
         let live = self.live(id)?;
         self.modify(id, |r| r.want_connected = false)?;
+        live.watch.expect_requested_close();
         live.client.disconnect().await?;
         live.update(|s| s.status = SessionStatus::Disconnected);
         self.get(id)
@@ -49,6 +50,7 @@ impl Sessions {
     /// Unlinks the account; the next connect shows a QR code again.
     pub async fn logout(&self, id: &str) -> Result<SessionInfo, SessionError> {
         let live = self.live(id)?;
+        live.watch.expect_requested_close();
         live.client.logout().await?;
         self.modify(id, |r| {
             r.account = None;
@@ -62,6 +64,7 @@ impl Sessions {
     pub async fn pause(&self, id: &str) -> Result<(), SessionError> {
         let live = self.live(id)?;
         self.modify(id, |r| r.paused = true)?;
+        live.watch.expect_requested_close();
         live.client.disconnect().await?;
         live.update(|s| s.status = SessionStatus::Disconnected);
         tracing::info!(session = %id, "session paused");

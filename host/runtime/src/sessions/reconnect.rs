@@ -116,6 +116,10 @@ struct WatchState {
     pending: Option<CancellationToken>,
     /// What the pending attempt is, while one is pending.
     next: Option<NextAttempt>,
+    /// The gateway asked the network to close the connection: the
+    /// `disconnected` that follows is not a drop (the session may be meant
+    /// to be connected again by the time the intake reads it).
+    requested: bool,
 }
 
 /// The reconnect state of one live session (memory only).
@@ -184,6 +188,18 @@ impl Watch {
         }
     }
 
+    /// The gateway is about to close the connection itself (a disconnect,
+    /// pause or logout): the next `disconnected` is its answer, not a drop.
+    pub(super) fn expect_requested_close(&self) {
+        self.lock().requested = true;
+    }
+
+    /// Whether the `disconnected` being read answers a close the gateway
+    /// asked for (and forgets that it asked).
+    fn take_requested_close(&self) -> bool {
+        std::mem::take(&mut self.lock().requested)
+    }
+
     /// The pending attempt, if one.
     pub fn next_attempt(&self) -> Option<NextAttempt> {
         self.lock().next.clone()
@@ -208,7 +224,14 @@ impl Supervisor {
     /// The session logged in: its failures are forgotten once the login
     /// has lasted the stability window (see [`Self::dropped`]).
     pub fn logged_in(&self, live: &Live) {
-        live.watch.lock().logged_in_at = Some(Instant::now());
+        {
+            let mut s = live.watch.lock();
+            s.logged_in_at = Some(Instant::now());
+            // A close the gateway asked for that the network never
+            // answered (it was offline already) must not swallow a real
+            // drop of this connection.
+            s.requested = false;
+        }
         live.watch.cancel_pending();
     }
 
@@ -224,6 +247,10 @@ impl Supervisor {
     /// starts the schedule over; a drop before it (a refused login, a
     /// stream closed at once) is one more failure.
     pub fn dropped(&self, live: &Arc<Live>, reason: &str) -> Option<NextAttempt> {
+        if live.watch.take_requested_close() {
+            live.watch.lock().logged_in_at = None;
+            return None;
+        }
         let sessions = self.sessions()?;
         let n = {
             let mut s = live.watch.lock();
