@@ -128,6 +128,13 @@ pub fn fill(m: &mut InboundMessage, message: &wa::Message) {
         m.message_type = "reaction".into();
         m.text = x.text.clone();
         m.quoted_message_id = x.key.as_option().and_then(|k| k.id.clone());
+        // In a group the key names the target's author: without it a
+        // reaction to one member's message cannot be told from another's.
+        m.quoted_sender_jid = x
+            .key
+            .as_option()
+            .and_then(|k| k.participant.clone())
+            .filter(|p| !p.is_empty());
         None
     } else if let Some(x) = b.contact_message.as_option() {
         m.message_type = "contact".into();

@@ -377,6 +377,23 @@ fn a_reaction_names_the_message_it_reacts_to() {
         ),
         ("reaction", Some("👍"), Some("TARGET"))
     );
+    let in_group = inbound(wa::Message {
+        reaction_message: MessageField::some(wa::message::ReactionMessage {
+            key: MessageField::some(wa::MessageKey {
+                id: Some("TARGET".into()),
+                participant: Some("15559990000@s.whatsapp.net".into()),
+                ..Default::default()
+            }),
+            text: Some("🎉".into()),
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    assert_eq!(
+        in_group.quoted_sender_jid.as_deref(),
+        Some("15559990000@s.whatsapp.net"),
+        "a group reaction names the author of its target"
+    );
 }
 
 #[test]
