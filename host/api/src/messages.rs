@@ -116,7 +116,7 @@ pub async fn send_json(
             .get("to")
             .and_then(Value::as_str)
             .and_then(|to| Jid::parse_recipient(to).ok())
-            .and_then(|to| state.send.hold_for(id, &to)),
+            .and_then(|to| state.sessions.hold_for(id, &to)),
         Some(_) => None,
     };
     let deferred = match (send_at, held) {

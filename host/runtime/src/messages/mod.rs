@@ -29,7 +29,7 @@ use crate::domain::send::{MediaSource, SendRequest};
 use crate::media::{Media, MediaError};
 use crate::network::NetworkError;
 use crate::network::chats::ChatState;
-use crate::sessions::{SessionError, Sessions, Timelock};
+use crate::sessions::{SessionError, Sessions};
 use crate::store::Store;
 use switchboard_egress::{MediaUrlConfig, Refusal};
 
@@ -165,6 +165,7 @@ impl SendCore {
         paced: bool,
     ) -> Result<MessageRecord, SessionError> {
         let (client, account) = self.sessions.sender(session_id)?;
+        // Again for a typed send: a lock can be learned while it types.
         self.check_hold(session_id, &request)?;
         // Plugin transforms see the validated send last, just before the network.
         let request = match &self.transforms {
@@ -236,13 +237,6 @@ impl SendCore {
             }),
             None => Ok(()),
         }
-    }
-
-    /// The reach-out timelock a send from the session to `to` would be held
-    /// for now (see [`Sessions::hold_for`]): the API stores such a send as a
-    /// scheduled one for the lock's end instead of sending it.
-    pub fn hold_for(&self, session_id: &str, to: &crate::domain::jid::Jid) -> Option<Timelock> {
-        self.sessions.hold_for(session_id, to)
     }
 
     /// What a send refused for a reach-out timelock becomes: the lock is
