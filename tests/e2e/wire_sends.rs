@@ -118,3 +118,41 @@ async fn a_first_contact_under_a_timelock_fails_with_its_end_then_later_ones_are
     });
     assert_eq!(refusals, 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trust_token_reads_ask_the_server_for_its_props_once_per_connection() {
+    use switchboard_wire::Seen;
+    let w = Wired::start().await;
+    w.linked("wa").await;
+    let _customer = w.customer(CUSTOMER, "Kim").await;
+    let asked = || {
+        w.wire
+            .count(|s| matches!(s, Seen::PropsAsked { phone } if phone == GATEWAY_PHONE))
+    };
+    let jid = format!("{CUSTOMER}@s.whatsapp.net");
+    let issued = w
+        .server
+        .post(
+            "/api/v1/sessions/wa/tctoken/issue",
+            json!({ "jids": [jid] }),
+        )
+        .await
+        .expect(200);
+    assert_eq!(
+        issued["tokens"].as_array().map(Vec::len),
+        Some(1),
+        "{issued}"
+    );
+    let before = asked();
+    let path = format!("/api/v1/sessions/wa/tctoken/{jid}");
+    for _ in 0..3 {
+        let token = w.server.get(&path).await.expect(200);
+        assert_eq!(token["found"], true, "{token}");
+        assert_eq!(token["expired"], false, "{token}");
+    }
+    assert_eq!(
+        asked() - before,
+        1,
+        "the first read asks; the connection's timing is kept for the others"
+    );
+}

@@ -137,6 +137,43 @@ pub fn pairing_stanza(state: &Arc<State>, sender: &Sender, node: Node) {
     sender.send(ping_or_empty(&node, &id));
 }
 
+/// A privacy IQ's answer: a trusted-contact token for each one asked to
+/// be issued (`<tokens>`, WhatsApp Web's issue), the (empty) privacy
+/// settings otherwise.
+fn privacy(node: &Node, id: &str) -> Node {
+    let Some(NodeContent::Nodes(children)) = &node.content else {
+        return result(id)
+            .children([NodeBuilder::new("privacy").build()])
+            .build();
+    };
+    let Some(asked) = children.iter().find(|c| c.tag == "tokens") else {
+        return result(id)
+            .children([NodeBuilder::new("privacy").build()])
+            .build();
+    };
+    let issued: Vec<Node> = match &asked.content {
+        Some(NodeContent::Nodes(tokens)) => tokens
+            .iter()
+            .filter_map(|t| {
+                let jid = attr(t, "jid")?;
+                let token = format!("wire-token:{jid}").into_bytes();
+                Some(
+                    NodeBuilder::new("token")
+                        .attr("jid", jid)
+                        .attr("t", crate::now().to_string())
+                        .attr("type", "trusted_contact")
+                        .bytes(token)
+                        .build(),
+                )
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    result(id)
+        .children([NodeBuilder::new("tokens").children(issued).build()])
+        .build()
+}
+
 /// A ping's answer (with the server's clock) or an empty result.
 fn ping_or_empty(node: &Node, id: &str) -> Node {
     let b = result(id);
@@ -264,12 +301,15 @@ pub fn answer(state: &State, phone: &str, device: u16, node: &Node) -> Option<No
         "encrypt" => crate::keys::answer(state, phone, device, node, &id),
         "usync" => crate::keys::usync(state, node, &id),
         "w:sync:app:state" => app_state(node, &id),
-        "abt" => result(&id)
-            .children([NodeBuilder::new("props").attr("protocol", "1").build()])
-            .build(),
-        "privacy" => result(&id)
-            .children([NodeBuilder::new("privacy").build()])
-            .build(),
+        "abt" => {
+            state.saw(Seen::PropsAsked {
+                phone: phone.to_owned(),
+            });
+            result(&id)
+                .children([NodeBuilder::new("props").attr("protocol", "1").build()])
+                .build()
+        }
+        "privacy" => privacy(node, &id),
         "blocklist" => result(&id)
             .children([NodeBuilder::new("list").build()])
             .build(),

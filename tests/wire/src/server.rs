@@ -90,6 +90,11 @@ pub enum Seen {
         /// The device number.
         device: u16,
     },
+    /// A device asked for the server's AB props.
+    PropsAsked {
+        /// The account.
+        phone: String,
+    },
 }
 
 /// The shared state of a running server.

@@ -7,11 +7,10 @@
 //! failed connect can say why.
 
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use tokio::sync::mpsc;
 use whatsapp_rust::bot::Bot;
 use whatsapp_rust::http::{HttpClient, HttpRequest, HttpResponse};
 use whatsapp_rust::transport::TokioWebSocketTransportFactory;
@@ -22,8 +21,9 @@ use whatsapp_rust::{NodeFilter, TokioRuntime};
 
 use super::http::ReqwestHttp;
 use super::inbound::InboundHook;
+use super::lane::Item;
 use super::off_thread::with_store;
-use super::pump::{self, Forward, Item};
+use super::pump::{self, Forward};
 use super::session::{Inner, Run, RunState};
 use crate::NetworkError;
 use crate::store::whatsapp::WaStore;
@@ -31,8 +31,9 @@ use crate::store::whatsapp::WaStore;
 /// Timeout of each HTTP request the crate makes (version check, media).
 const HTTP_TIMEOUT: Duration = Duration::from_secs(20);
 
-/// Builds a client for the session and starts it; its events flow to the pump.
-pub(super) async fn start(inner: &Arc<Inner>) -> Result<Run, NetworkError> {
+/// Builds a client for the session and starts it; its events flow through
+/// the session's lane to its pump.
+pub(super) async fn start(inner: &Arc<Inner>) -> Result<Arc<Run>, NetworkError> {
     let skip_history = with_store(&inner.store, &inner.id, |s, id| s.get_session(id))
         .await
         .ok()
@@ -49,12 +50,13 @@ pub(super) async fn start(inner: &Arc<Inner>) -> Result<Run, NetworkError> {
         Some(host) => wire_http(host),
     }
     .map_err(|e| NetworkError::Failed(format!("could not build the HTTP client: {e}")))?;
-    let (tx, rx) = mpsc::channel(pump::PUMP_CAPACITY);
     let reconnect = Arc::new(OnceLock::new());
     let rate_limit = Arc::new(std::sync::Mutex::new(None));
+    let run_of_events: Arc<OnceLock<Weak<Run>>> = Arc::new(OnceLock::new());
     let forward = Forward {
         state: state.clone(),
-        tx: tx.clone(),
+        lane: inner.lane.clone(),
+        run: run_of_events.clone(),
         reconnect: reconnect.clone(),
         rate_limit: rate_limit.clone(),
     };
@@ -86,15 +88,17 @@ pub(super) async fn start(inner: &Arc<Inner>) -> Result<Run, NetworkError> {
     let _ = reconnect.set(client.enable_auto_reconnect.clone());
     *rate_limit.lock().unwrap_or_else(|p| p.into_inner()) =
         Some(client.wait_for_node(NodeFilter::tag("stream:error").attr("code", "429")));
+    let run = Arc::new(Run { client, state });
+    // Weakly: the client holds the handler, and the run holds the client.
+    let _ = run_of_events.set(Arc::downgrade(&run));
     let handle = bot.spawn();
-    tokio::spawn(pump::run(inner.clone(), state.clone(), client.clone(), rx));
-    let (inner, ended) = (inner.clone(), state.clone());
+    let (inner, ended) = (inner.clone(), run.clone());
     tokio::spawn(async move {
         handle.await;
-        pump::wound_down(&inner, &ended).await;
-        let _ = tx.send(Item::Ended).await;
+        pump::wound_down(&inner, &ended.state).await;
+        inner.lane.send(Item::Ended(ended));
     });
-    Ok(Run { client, state })
+    Ok(run)
 }
 
 /// The HTTP client of a client of the wire server (test builds).

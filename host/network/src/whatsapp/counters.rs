@@ -1,6 +1,7 @@
 //! The `whatsapp` backend's counters: crate events that gave the gateway
 //! nothing, by kind (`switchboard_whatsapp_events_unmapped_total{kind}`,
-//! the kinds of `map/kinds.rs`). One handle set per backend, cloned into
+//! the kinds of `map/kinds.rs`), and what waits in the sessions' lanes for
+//! their intakes (`switchboard_whatsapp_events_queued`, see `lane.rs`). One handle set per backend, cloned into
 //! each session; the composition root registers it with the metrics
 //! registry. A bump is an atomic add after a read-locked lookup of the
 //! kind's counter (created on its first bump).
@@ -10,6 +11,7 @@
 
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
 /// A `{kind="…"}` label set.
@@ -19,6 +21,7 @@ type Kind = [(&'static str, &'static str); 1];
 #[derive(Debug, Clone, Default)]
 pub struct WhatsAppCounters {
     unmapped: Family<Kind, Counter>,
+    queued: Gauge,
 }
 
 impl WhatsAppCounters {
@@ -27,12 +30,23 @@ impl WhatsAppCounters {
         self.unmapped.get_or_create(&[("kind", kind)]).inc();
     }
 
+    /// The gauge of items waiting in the sessions' lanes (one for all).
+    #[cfg(feature = "whatsapp")]
+    pub(super) fn queued(&self) -> Gauge {
+        self.queued.clone()
+    }
+
     /// Registers these counters with the gateway's metrics registry.
     pub fn register(&self, r: &mut Registry) {
         r.register(
             "switchboard_whatsapp_events_unmapped",
             "WhatsApp crate events that gave the gateway no event, by the crate's event kind",
             self.unmapped.clone(),
+        );
+        r.register(
+            "switchboard_whatsapp_events_queued",
+            "WhatsApp events and committed message batches read from the network and not yet handed to their session's intake, all sessions",
+            self.queued.clone(),
         );
     }
 }

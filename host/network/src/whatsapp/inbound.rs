@@ -20,7 +20,9 @@
 //! phone when the crate knows a lid's, and votes are opened with their
 //! poll's secret. Batches the crate did not hand to the hook (newsletters,
 //! placeholder recoveries) take the same path from the pump, without a
-//! receipt.
+//! receipt. A committed batch goes through the session's lane
+//! ([`super::lane`]), so it reaches the intake after every event the crate
+//! read before it.
 
 use std::sync::{Arc, Weak};
 
@@ -65,11 +67,8 @@ impl InboundHook {
             return Ok(());
         }
         let (receipt, stored) = StoredReceipt::new();
-        inner
-            .sink
-            .send(NetworkEvent::Durable { events, receipt })
-            .await
-            .map_err(|_| "the session's intake has stopped".to_owned())?;
+        // Through the lane, behind the events the crate read before it.
+        inner.lane.news(NetworkEvent::Durable { events, receipt });
         stored
             .await
             .map_err(|_| "the session's intake stopped before storing the messages".to_owned())?

@@ -12,10 +12,13 @@
 //!   (`sessions/reconnect.rs`, per session `auto_reconnect`) decides about
 //!   retries. The one reconnect the backend does itself is the restart the
 //!   server asks for right after pairing.
-//! - `pump.rs` turns the crate's events into [`NetworkEvent`](super::NetworkEvent)s
-//!   through the pure mappings in [`map`], and counts the events that give
-//!   none in [`WhatsAppCounters`] (which the backend owns and every session
-//!   shares).
+//! - Each session has one ordered lane (`lane.rs`) that never makes the
+//!   crate wait: the crate's events, the batches the durability hook
+//!   committed (`inbound.rs`) and the backend's own news go through it in
+//!   order. One pump per session (`pump.rs`) empties it, turning the crate's
+//!   events into [`NetworkEvent`](super::NetworkEvent)s through the pure
+//!   mappings in [`map`], and counts the events that give none in
+//!   [`WhatsAppCounters`] (which the backend owns and every session shares).
 //! - Media: inbound media messages carry a download handle (`map/media.rs`)
 //!   that `ops/media.rs` later downloads and decrypts, through an unlinked
 //!   temporary file, for the runtime to put in the media store; sends read
@@ -43,6 +46,8 @@ mod history;
 mod http;
 #[cfg(feature = "whatsapp")]
 pub mod inbound;
+#[cfg(feature = "whatsapp")]
+mod lane;
 #[cfg(feature = "whatsapp")]
 pub mod map;
 #[cfg(feature = "whatsapp")]

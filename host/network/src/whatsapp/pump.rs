@@ -1,44 +1,40 @@
-//! The pump of one run: the crate's events, in order, mapped ([`super::map`])
-//! and handed to the session's intake; then the end of the run, which is a
-//! drop to report, the restart the server asks for after pairing, or
-//! nothing (a stop the gateway asked for, a connect that failed and said so).
-//! Message batches take the inbound path ([`super::inbound`]).
+//! The pump of one session: what its lane ([`super::lane`]) holds, in
+//! order, handed to the session's intake. A run's crate events are mapped
+//! ([`super::map`]); the end of a run is a drop to report, the restart the
+//! server asks for after pairing, or nothing (a stop the gateway asked for,
+//! a connect that failed and said so). Message batches take the inbound
+//! path ([`super::inbound`]); the hook's committed batches and the
+//! backend's own news pass as they are.
+//!
+//! [`Forward`] is the crate-side handler that puts a run's events in the
+//! lane; it never waits.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, Weak};
 
-use tokio::runtime::{Handle, RuntimeFlavor};
-use tokio::sync::mpsc;
-use tokio::sync::mpsc::error::TrySendError;
 use whatsapp_rust::Client;
 use whatsapp_rust::types::events::{
     BatchOrigin, ConnectFailureReason, Event, EventHandler, StreamError,
 };
 
+use super::lane::{Item, Lane, LaneRx};
 use super::map::{self, MapContext};
 use super::off_thread::with_store;
-use super::session::{Inner, RunState, set, stopping};
+use super::session::{Inner, Run, RunState, set, stopping};
 use crate::NetworkEvent;
 
-/// Events waiting for the pump, at most; past that the crate waits.
-pub(super) const PUMP_CAPACITY: usize = 1024;
-
-/// What flows from the crate's event bus to the pump.
-pub(super) enum Item {
-    /// An event of the crate.
-    Event(Arc<Event>),
-    /// The crate's run loop returned.
-    Ended,
-}
-
-/// The crate-side handler: hands every event to the pump in order.
+/// The crate-side handler: puts every event of its run in the session's
+/// lane, in order.
 pub(super) struct Forward {
     /// The run's shared state: an unlink is marked here as it is read, so
     /// the end of the run drops the device state even when the pump is still
     /// behind with the event.
     pub state: Arc<RunState>,
-    /// To the pump.
-    pub tx: mpsc::Sender<Item>,
+    /// The session's lane.
+    pub lane: Lane,
+    /// The run these events belong to, set once it is built (weakly: the
+    /// run holds the client, which holds this handler).
+    pub run: Arc<OnceLock<Weak<Run>>>,
     /// The client's auto-reconnect switch, set once the client is built.
     pub reconnect: Arc<OnceLock<Arc<AtomicBool>>>,
     /// Resolves when the server rate-limits the stream (stream error 429),
@@ -74,15 +70,24 @@ impl EventHandler for Forward {
             // gateway's reconnect policy counts its penalty first.
             Event::Disconnected(_) if self.rate_limited() => {
                 let limited = StreamError::builder().code("429".to_owned()).build();
-                forward(&self.tx, Item::Event(Arc::new(Event::StreamError(limited))));
+                self.forward(Arc::new(Event::StreamError(limited)));
             }
             _ => {}
         }
-        forward(&self.tx, Item::Event(event));
+        self.forward(event);
     }
 }
 
 impl Forward {
+    /// Puts `event` in the lane with its run. A run that is gone (its loop
+    /// returned and the session let it go) has nobody to tell any more.
+    fn forward(&self, event: Arc<Event>) {
+        match self.run.get().and_then(Weak::upgrade) {
+            Some(run) => self.lane.send(Item::Event(run, event)),
+            None => tracing::debug!(event = ?event, "an event of a finished run is dropped"),
+        }
+    }
+
     /// Whether the server sent `<stream:error code="429">` on this run (the
     /// waiter is resolved inline as the stanza is read, so before the
     /// close that follows it).
@@ -104,52 +109,23 @@ impl Forward {
     }
 }
 
-/// Hands `item` to the pump. When the pump is behind, the crate's dispatch
-/// (and with it the crate's reading of the socket) waits for room: memory
-/// stays bounded and the server holds what is not read yet.
-fn forward(tx: &mpsc::Sender<Item>, item: Item) {
-    let item = match tx.try_send(item) {
-        Ok(()) | Err(TrySendError::Closed(_)) => return,
-        Err(TrySendError::Full(item)) => item,
-    };
-    match Handle::try_current().map(|h| h.runtime_flavor()) {
-        Ok(RuntimeFlavor::MultiThread) => {
-            let _ = tokio::task::block_in_place(|| tx.blocking_send(item));
-        }
-        // Not on a runtime thread: blocking is plain waiting.
-        Err(_) => {
-            let _ = tx.blocking_send(item);
-        }
-        // A single-threaded runtime cannot block its only thread without
-        // stopping the pump too; the event waits in a task instead.
-        Ok(_) => {
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                let _ = tx.send(item).await;
-            });
-        }
-    }
-}
-
-/// Runs until the run ends.
-pub(super) async fn run(
-    inner: Arc<Inner>,
-    state: Arc<RunState>,
-    client: Arc<Client>,
-    mut rx: mpsc::Receiver<Item>,
-) {
+/// Empties the session's lane into its intake until the session is gone.
+pub(super) async fn run(inner: Weak<Inner>, mut rx: LaneRx) {
     while let Some(item) = rx.recv().await {
+        let Some(inner) = inner.upgrade() else {
+            return;
+        };
         match item {
-            Item::Event(ev) => {
+            Item::Event(run, ev) => {
                 if matches!(*ev, Event::PairingCodeRefresh(_)) {
-                    refresh_pair_code(&inner, &state, &client);
+                    refresh_pair_code(&inner, &run.state, &run.client);
                 }
-                handle(&inner, &state, &client, &ev).await
+                handle(&inner, &run.state, &run.client, &ev).await
             }
-            Item::Ended => {
-                ended(&inner, &state, &client).await;
-                return;
+            Item::News(event) => {
+                let _ = inner.sink.send(event).await;
             }
+            Item::Ended(run) => ended(&inner, &run.state, &run.client).await,
         }
     }
 }
@@ -186,6 +162,11 @@ async fn handle(inner: &Arc<Inner>, state: &RunState, client: &Arc<Client>, ev: 
             let drained = batch.origin == BatchOrigin::OfflineDrain;
             super::inbound::deliver_unhooked(inner, client, &batch.messages, drained).await;
         }
+        return;
+    }
+    if let Event::HistorySync(chunk) = ev {
+        let event = history_sync(inner, client, chunk).await;
+        let _ = inner.sink.send(event).await;
         return;
     }
     let mut own_users = Vec::new();
@@ -239,6 +220,47 @@ async fn handle(inner: &Arc<Inner>, state: &RunState, client: &Arc<Client>, ev: 
     }
 }
 
+/// Reads a history sync chunk on a blocking thread (inflating and decoding
+/// megabytes is no work for an async worker) and keeps its messages there
+/// too, for quotes, forwards and votes on what came before the link; the
+/// progress event is returned. A failure to keep them is logged: the
+/// history is a convenience, and the chunk is not delivered again.
+async fn history_sync(
+    inner: &Arc<Inner>,
+    client: &Client,
+    chunk: &whatsapp_rust::types::events::LazyHistorySync,
+) -> NetworkEvent {
+    let own = map::history::Own {
+        pn: client.pn().map(|j| j.to_non_ad_string()),
+        lid: client.lid().map(|j| j.to_non_ad_string()),
+    };
+    // A clone shares the compressed bytes.
+    let (lazy, store, id) = (chunk.clone(), inner.store.clone(), inner.id.clone());
+    let read = tokio::task::spawn_blocking(move || {
+        let read = map::history::read(&lazy, &own);
+        let kept = store.put_wa_history(&id, &read.rows);
+        (map::history::history_sync_event(&lazy, read.counts), kept)
+    })
+    .await;
+    match read {
+        Ok((event, kept)) => {
+            match kept {
+                Ok(n) => {
+                    tracing::debug!(session = %inner.id, new = n, "kept the messages of a history chunk")
+                }
+                Err(e) => {
+                    tracing::warn!(session = %inner.id, error = %e, "could not keep the messages of a history chunk; quotes of them go by id")
+                }
+            }
+            event
+        }
+        Err(e) => {
+            tracing::error!(session = %inner.id, error = %e, "reading a history chunk failed");
+            map::history::history_sync_event(chunk, None)
+        }
+    }
+}
+
 /// Asks, once logged in, whether the account is under a reach-out
 /// timelock, and tells the session (off the pump: the answer is an IQ
 /// round trip). Not knowing is not news: the next refused send says.
@@ -247,11 +269,10 @@ fn ask_timelock(inner: &Arc<Inner>, client: &Arc<Client>) {
     tokio::spawn(async move {
         match super::timelock::ask(&client, inner.config.send_ack_wait).await {
             Ok(lock) => {
-                let event = NetworkEvent::ReachOutTimelock {
+                inner.lane.news(NetworkEvent::ReachOutTimelock {
                     active: lock.active,
                     until: lock.until,
-                };
-                let _ = inner.sink.send(event).await;
+                });
             }
             Err(why) => {
                 tracing::debug!(session = %inner.id, error = %why, "the reach-out timelock state could not be read at login");

@@ -12,6 +12,7 @@ use whatsapp_rust::Client;
 use whatsapp_rust::pair_code::PairCodeOptions;
 
 use super::WhatsAppConfig;
+use super::lane::Lane;
 use super::off_thread::with_store;
 use crate::domain::jid::Jid;
 use crate::domain::send::OutboundContent;
@@ -45,8 +46,15 @@ pub(super) struct Inner {
     pub sink: EventSink,
     /// The backend's counters (events no mapping forwards).
     pub counters: super::WhatsAppCounters,
-    /// The current (or last) run of a crate client.
-    pub run: tokio::sync::Mutex<Option<Run>>,
+    /// The session's one ordered path to `sink` (the pump empties it).
+    pub lane: Lane,
+    /// The current (or last) run of a crate client. Held only to look at or
+    /// swap, never across an await: a reader of the client never waits for
+    /// a connect.
+    pub run: std::sync::Mutex<Option<Arc<Run>>>,
+    /// Serialises what starts or ends runs (connect, disconnect, logout,
+    /// stop), so a disconnect cannot miss a run a connect is building.
+    pub connecting: tokio::sync::Mutex<()>,
     /// Asks the restarter task for a fresh run (the login after pairing).
     pub restart: tokio::sync::mpsc::UnboundedSender<()>,
 }
@@ -75,6 +83,9 @@ pub(super) struct RunState {
     pub ended: CancellationToken,
     /// The last transport or HTTP failure, for the error a failed connect gives.
     pub last_error: std::sync::Mutex<Option<String>>,
+    /// The trust-token timing derived from this connection's props, once
+    /// read (a failed read is not kept: the next one asks again).
+    pub token_config: std::sync::OnceLock<whatsapp_rust::wacore::iq::tctoken::TcTokenConfig>,
     /// The phone number of the pair-code flow this run started: when the
     /// server invalidates the code, a new one is asked for it.
     pub pair_phone: std::sync::Mutex<Option<String>>,
@@ -111,6 +122,7 @@ impl WaSession {
         sink: EventSink,
     ) -> Self {
         let (restart, mut requests) = tokio::sync::mpsc::unbounded_channel();
+        let (lane, lane_rx) = Lane::new(counters.queued());
         let inner = Arc::new(Inner {
             id,
             store,
@@ -118,9 +130,13 @@ impl WaSession {
             config,
             sink,
             counters,
-            run: tokio::sync::Mutex::new(None),
+            lane,
+            run: std::sync::Mutex::new(None),
+            connecting: tokio::sync::Mutex::new(()),
             restart,
         });
+        // Ends with the session too (it holds the session weakly).
+        tokio::spawn(super::pump::run(Arc::downgrade(&inner), lane_rx));
         // Ends when the session is dropped (its sender goes with it).
         let weak = Arc::downgrade(&inner);
         tokio::spawn(async move {
@@ -136,7 +152,7 @@ impl WaSession {
     /// Stops the current run without reporting anything (the session is being
     /// forgotten or replaced).
     pub async fn stop(&self) {
-        let run = self.inner.run.lock().await.take();
+        let run = self.inner.take_run().await;
         if let Some(run) = run {
             stop_run(&run).await;
         }
@@ -144,8 +160,7 @@ impl WaSession {
 
     /// The live client, or `NotConnected`.
     pub(super) async fn client(&self) -> Result<Arc<Client>, NetworkError> {
-        let run = self.inner.run.lock().await;
-        match run.as_ref() {
+        match self.inner.current() {
             Some(r) if !r.state.ended.is_cancelled() && r.client.is_connected() => {
                 Ok(r.client.clone())
             }
@@ -219,21 +234,32 @@ async fn stop_run(run: &Run) {
 }
 
 impl Inner {
+    /// The current (or last) run.
+    pub(super) fn current(&self) -> Option<Arc<Run>> {
+        self.run.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Takes the current run away, once no connect is building one.
+    async fn take_run(&self) -> Option<Arc<Run>> {
+        let _serial = self.connecting.lock().await;
+        self.run.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+
     /// Starts a run unless one is live, and waits until its socket is up or
     /// it failed.
     pub(super) async fn connect(self: &Arc<Self>) -> Result<(), NetworkError> {
-        let mut guard = self.run.lock().await;
-        if guard
-            .as_ref()
+        let serial = self.connecting.lock().await;
+        if self
+            .current()
             .is_some_and(|r| !r.state.ended.is_cancelled())
         {
             return Ok(());
         }
-        let _ = self.sink.send(NetworkEvent::Connecting).await;
+        self.lane.news(NetworkEvent::Connecting);
         let run = super::build::start(self).await?;
         let (client, state) = (run.client.clone(), run.state.clone());
-        *guard = Some(run);
-        drop(guard);
+        *self.run.lock().unwrap_or_else(|p| p.into_inner()) = Some(run);
+        drop(serial);
         let failure = tokio::select! {
             up = client.wait_for_socket(SOCKET_WAIT) => match up {
                 Ok(()) => {
@@ -254,7 +280,7 @@ impl Inner {
         // The attempt that began with `Connecting` ends here: a linked
         // session's reconnect policy takes it from this event.
         let reason = failure.clone();
-        let _ = self.sink.send(NetworkEvent::Disconnected { reason }).await;
+        self.lane.news(NetworkEvent::Disconnected { reason });
         Err(NetworkError::Failed(failure))
     }
 }
@@ -266,17 +292,13 @@ impl NetworkSession for WaSession {
     }
 
     async fn disconnect(&self) -> Result<(), NetworkError> {
-        let run = self.inner.run.lock().await.take();
+        let run = self.inner.take_run().await;
         if let Some(run) = run {
             let was_live = !run.state.ended.is_cancelled();
             stop_run(&run).await;
             if was_live {
                 let reason = "disconnected on request".to_owned();
-                let _ = self
-                    .inner
-                    .sink
-                    .send(NetworkEvent::Disconnected { reason })
-                    .await;
+                self.inner.lane.news(NetworkEvent::Disconnected { reason });
             }
         }
         Ok(())
@@ -290,7 +312,7 @@ impl NetworkSession for WaSession {
         } else {
             None
         };
-        let run = self.inner.run.lock().await.take();
+        let run = self.inner.take_run().await;
         if let Some(run) = &run {
             // The crate's own logout only logs a failed unlink; the
             // gateway asks the server itself, so a device left on the phone
@@ -321,7 +343,7 @@ impl NetworkSession for WaSession {
             }
         };
         if had_device || run.is_some() {
-            let _ = self.inner.sink.send(event).await;
+            self.inner.lane.news(event);
         }
         Ok(())
     }
@@ -335,7 +357,7 @@ impl NetworkSession for WaSession {
                 "the session is already paired; log it out to pair another account".into(),
             ));
         }
-        if let Some(run) = self.inner.run.lock().await.as_ref() {
+        if let Some(run) = self.inner.current() {
             *run.state
                 .pair_phone
                 .lock()

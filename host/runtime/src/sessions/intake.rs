@@ -205,6 +205,7 @@ impl Intake {
         Owed {
             receipt: self.receipt.clone(),
             key: None,
+            also: Vec::new(),
         }
     }
 
@@ -331,10 +332,18 @@ impl Intake {
 
     /// Stores and publishes a message unless it is a duplicate.
     fn message(&mut self, m: &InboundMessage) {
+        // A write that failed meanwhile leaves the window first: its
+        // message, delivered again, must be stored this time.
+        self.forget_failed();
         let id = &self.live.id;
         let key = MessageKey::of(m);
         if !self.dedup.insert(&key) {
             tracing::debug!(session = %id, chat = %m.chat, message_id = %m.message_id, "duplicate message dropped");
+            // The copy's batch was answered by the first write: while that
+            // is pending, it fails with it (and the network delivers again).
+            if let Some(receipt) = &self.receipt {
+                self.queue.also_owe(&key, receipt);
+            }
             return;
         }
         if let Some(pair) = learned_from_message(m) {
@@ -363,6 +372,7 @@ impl Intake {
         let owed = Owed {
             receipt: self.receipt.clone(),
             key: Some(key),
+            also: Vec::new(),
         };
         self.queue.push_message(envelope, record, owed);
     }

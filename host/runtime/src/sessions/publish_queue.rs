@@ -36,6 +36,10 @@ pub(super) struct Owed {
     pub receipt: Option<StoredReceipt>,
     /// Its dedup key, forgotten if the commit fails.
     pub key: Option<MessageKey>,
+    /// The receipts of later batches that delivered the same message again
+    /// while this write was pending: their copy was dropped as a duplicate,
+    /// so they too were answered by this write, and fail with it.
+    pub also: Vec<StoredReceipt>,
 }
 
 /// One parked entry: a write and what it owes, or the mark that answers a
@@ -120,6 +124,28 @@ impl PublishQueue {
         self.settle_ready();
     }
 
+    /// Makes a pending write of the message `key` answer `receipt` too (a
+    /// copy of it delivered again was dropped as a duplicate). Returns
+    /// whether such a write was pending; one already settled was stored
+    /// (a failed one's key has left the dedup window, so it is not dropped).
+    pub fn also_owe(&mut self, key: &MessageKey, receipt: &StoredReceipt) -> bool {
+        let pending = self.waiting.iter_mut().find_map(|w| match w {
+            Waiting::Commit {
+                commit: Some(_),
+                owed,
+                ..
+            } if owed.key.as_ref() == Some(key) => Some(owed),
+            _ => None,
+        });
+        match pending {
+            Some(owed) => {
+                owed.also.push(receipt.clone());
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Answers `receipt` once everything parked before now is recorded.
     pub fn push_mark(&mut self, receipt: StoredReceipt) {
         if self.waiting.is_empty() {
@@ -194,7 +220,7 @@ impl PublishQueue {
 fn settle(session_id: &str, owed: &mut Owed, result: StoreResult<()>) -> Option<MessageKey> {
     let e = result.err()?;
     tracing::error!(session = %session_id, error = %e, "could not store an event");
-    if let Some(receipt) = &owed.receipt {
+    for receipt in owed.receipt.iter().chain(&owed.also) {
         receipt.fail_with(
             e.fault(),
             format!("could not store an inbound message: {e}"),
@@ -255,6 +281,7 @@ mod tests {
         let owed = Owed {
             receipt: Some(receipt.clone()),
             key: None,
+            also: Vec::new(),
         };
         q.park(commit_of(rx), "s".into(), owed);
         q.push_mark(receipt);
@@ -286,6 +313,7 @@ mod tests {
         let owed = Owed {
             receipt: Some(receipt.clone()),
             key: Some(key.clone()),
+            also: Vec::new(),
         };
         q.park(commit_of(rx), "s".into(), owed);
         q.push_mark(receipt);
@@ -295,5 +323,37 @@ mod tests {
         assert!(failed.why.contains("could not store"), "{failed}");
         assert_eq!(q.take_failed(), [key]);
         assert!(q.take_failed().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_batch_whose_copy_was_dropped_as_a_duplicate_fails_with_the_first_write() {
+        let mut q = PublishQueue::new(EventBus::new(), 0);
+        let key = MessageKey::of(&crate::network::InboundMessage {
+            chat: "c".into(),
+            message_id: "m1".into(),
+            ..Default::default()
+        });
+        let (first, mut first_answer) = StoredReceipt::new();
+        let (done, rx) = oneshot::channel();
+        let owed = Owed {
+            receipt: Some(first.clone()),
+            key: Some(key.clone()),
+            also: Vec::new(),
+        };
+        q.park(commit_of(rx), "s".into(), owed);
+        q.push_mark(first);
+        // The server delivers the message again before the write settled:
+        // the copy is dropped, and its batch waits on the first write.
+        let (again, mut again_answer) = StoredReceipt::new();
+        assert!(q.also_owe(&key, &again));
+        q.push_mark(again);
+        done.send(refused()).unwrap();
+        q.drain().await;
+        assert!(first_answer.try_recv().unwrap().is_err());
+        let failed = again_answer.try_recv().unwrap().unwrap_err();
+        assert!(failed.why.contains("could not store"), "{failed}");
+        // Nothing pending any more: a later copy is not owed by anything.
+        let (late, _) = StoredReceipt::new();
+        assert!(!q.also_owe(&key, &late));
     }
 }

@@ -51,6 +51,34 @@ impl Store {
         self.write(|tx| put_rows(tx, session_id, rows, MAX_WA_MESSAGES))
     }
 
+    /// Keeps those of these messages not kept yet (a message history
+    /// replays from before the link: what the gateway kept itself, as it
+    /// sent or received it, stays as it is). Returns how many were new.
+    pub fn put_wa_history(&self, session_id: &str, rows: &[WaMessageRow]) -> StoreResult<usize> {
+        if rows.is_empty() {
+            return Ok(0);
+        }
+        self.write(|tx| {
+            let fresh: Vec<WaMessageRow> = {
+                let records = tx.open_table(WA_MESSAGES)?;
+                let mut fresh = Vec::new();
+                let mut seen = std::collections::HashSet::new();
+                for row in rows {
+                    if seen.insert(row.message_id.as_str())
+                        && records
+                            .get((session_id, row.message_id.as_str()))?
+                            .is_none()
+                    {
+                        fresh.push(row.clone());
+                    }
+                }
+                fresh
+            };
+            put_rows(tx, session_id, &fresh, MAX_WA_MESSAGES)?;
+            Ok(fresh.len())
+        })
+    }
+
     /// The kept message with this id in this session.
     pub fn wa_message(
         &self,
@@ -258,6 +286,29 @@ mod tests {
         let got = store.wa_message("a", "m1").unwrap().unwrap();
         assert_eq!((got.timestamp, got.proto.as_slice()), (20, &b"new"[..]));
         assert_eq!(index(&store, "a"), (vec!["m2".into(), "m1".into()], 2));
+    }
+
+    #[test]
+    fn history_keeps_only_the_messages_not_kept_yet() {
+        let (_dir, store) = store();
+        store
+            .put_wa_messages("a", &[row("m1", 10, b"sent")])
+            .unwrap();
+        let new = store
+            .put_wa_history(
+                "a",
+                &[
+                    row("m1", 9, b"history"),
+                    row("m0", 5, b"old"),
+                    row("m0", 5, b"old"),
+                ],
+            )
+            .unwrap();
+        assert_eq!(new, 1, "a message twice in the history is one");
+        let kept = store.wa_message("a", "m1").unwrap().unwrap();
+        assert_eq!(kept.proto, b"sent", "what the gateway kept itself stays");
+        assert_eq!(index(&store, "a"), (vec!["m0".into(), "m1".into()], 2));
+        assert_eq!(store.put_wa_history("a", &[]).unwrap(), 0);
     }
 
     #[test]

@@ -34,7 +34,7 @@ mod tests_connection;
 #[cfg(test)]
 mod tests_events;
 #[cfg(test)]
-mod tests_events_sync;
+pub(crate) mod tests_events_sync;
 #[cfg(test)]
 mod tests_media;
 #[cfg(test)]

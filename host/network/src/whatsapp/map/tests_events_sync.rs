@@ -23,7 +23,7 @@ use whatsapp_rust::types::events::{
 };
 use whatsapp_rust::waproto::whatsapp as wa;
 
-use super::history::{message_count, sync_type_name};
+use super::history::{Own, message_count, read, sync_type_name};
 use super::kinds::kind_name;
 use super::{MapContext, map_event, unmapped_kind};
 use crate::NetworkEvent;
@@ -235,7 +235,8 @@ fn conversation(id: &str, messages: u64) -> wa::Conversation {
     }
 }
 
-fn chunk(conversations: Vec<wa::Conversation>) -> (Bytes, usize) {
+/// A history chunk of these conversations, compressed as the crate gets it.
+pub(crate) fn chunk(conversations: Vec<wa::Conversation>) -> (Bytes, usize) {
     let raw = wa::HistorySync {
         conversations,
         chunk_order: Some(2),
@@ -270,6 +271,104 @@ fn a_history_sync_chunk_that_does_not_inflate_still_reports_its_progress() {
             "conversations": null, "messages": null, "request_id": null,
         })
     );
+}
+
+/// A history message in a conversation.
+pub(crate) fn said(
+    id: &str,
+    from_me: bool,
+    participant: Option<&str>,
+    content: wa::Message,
+) -> wa::HistorySyncMsg {
+    wa::HistorySyncMsg {
+        message: wa::WebMessageInfo {
+            key: wa::MessageKey {
+                id: Some(id.into()),
+                from_me: Some(from_me),
+                participant: participant.map(Into::into),
+                ..Default::default()
+            }
+            .into(),
+            message: content.into(),
+            message_timestamp: Some(1_600_000_000),
+            ..Default::default()
+        }
+        .into(),
+        msg_order_id: None,
+    }
+}
+
+/// A text message.
+pub(crate) fn text(t: &str) -> wa::Message {
+    wa::Message {
+        conversation: Some(t.into()),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_history_chunk_gives_its_messages_with_their_authors_to_keep() {
+    let reaction = wa::Message {
+        reaction_message: wa::message::ReactionMessage {
+            text: Some("👍".into()),
+            ..Default::default()
+        }
+        .into(),
+        ..Default::default()
+    };
+    let one_to_one = wa::Conversation {
+        id: PHONE.into(),
+        messages: vec![
+            said("THEIRS", false, None, text("hi")),
+            said("OURS", true, None, text("hello")),
+            said("LIKE", false, None, reaction),
+            wa::HistorySyncMsg::default(),
+        ],
+        ..Default::default()
+    };
+    let group = wa::Conversation {
+        id: GROUP.into(),
+        messages: vec![said(
+            "G1",
+            false,
+            Some("15553334444:2@s.whatsapp.net"),
+            text("all"),
+        )],
+        ..Default::default()
+    };
+    let (compressed, size) = chunk(vec![one_to_one, group]);
+    let lazy = LazyHistorySync::new(compressed, size, 2, None, None);
+    let own = Own {
+        pn: Some("15550001111@s.whatsapp.net".into()),
+        lid: Some("99887766@lid".into()),
+    };
+    let got = read(&lazy, &own);
+    assert_eq!(got.counts, Some((2, 5)));
+    let authors: Vec<(&str, &str, &str)> = got
+        .rows
+        .iter()
+        .map(|r| (r.message_id.as_str(), r.chat.as_str(), r.sender.as_str()))
+        .collect();
+    assert_eq!(
+        authors,
+        [
+            ("THEIRS", PHONE, PHONE),
+            ("OURS", PHONE, "15550001111@s.whatsapp.net"),
+            ("G1", GROUP, "15553334444@s.whatsapp.net"),
+        ],
+        "reactions and empty entries are not kept; a group message is its participant's"
+    );
+    assert_eq!(got.rows[0].timestamp, 1_600_000_000);
+    let kept = wa::Message::decode_from_slice(&got.rows[0].proto).unwrap();
+    assert_eq!(kept.conversation.as_deref(), Some("hi"));
+}
+
+#[test]
+fn a_history_chunk_that_does_not_inflate_gives_nothing_to_keep() {
+    let lazy = LazyHistorySync::new(Bytes::from_static(&[0xFF, 0xFF, 0xFF]), 16, 0, None, None);
+    let got = read(&lazy, &Own::default());
+    assert_eq!(got.counts, None);
+    assert!(got.rows.is_empty());
 }
 
 #[test]

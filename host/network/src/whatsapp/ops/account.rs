@@ -3,6 +3,7 @@
 //! its own keys), spam reports (`Client::send_spam_report`) and app-state
 //! resync. The conversions are in `map/account_ops.rs`.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -55,12 +56,24 @@ impl WaSession {
     /// the server for its props and derives the timing the same way. Without
     /// a connection the server's tuning is unknown and the protocol default
     /// (28 days) applies; so it does when the props do not come.
+    /// The props are the connection's: the timing derived from them is kept
+    /// with the run, so only a connection's first token read asks.
     async fn token_config(&self) -> TcTokenConfig {
         let Ok(client) = self.logged_in().await else {
             return TcTokenConfig::default();
         };
+        let run = self.inner.current();
+        if let Some(known) = run.as_ref().and_then(|r| r.state.token_config.get()) {
+            return *known;
+        }
         match tokio::time::timeout(PROPS_WAIT, client.execute(PropsSpec::new())).await {
-            Ok(Ok(props)) => tc_token_config(props.experiment_props).await,
+            Ok(Ok(props)) => {
+                let config = tc_token_config(props.experiment_props).await;
+                if let Some(run) = run.filter(|r| Arc::ptr_eq(&r.client, &client)) {
+                    let _ = run.state.token_config.set(config);
+                }
+                config
+            }
             Ok(Err(e)) => {
                 tracing::warn!(session = %self.inner.id, error = %e, "props fetch failed; default trust-token timing applies");
                 TcTokenConfig::default()
