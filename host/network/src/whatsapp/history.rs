@@ -87,16 +87,26 @@ pub(super) async fn look_up_quote(
     quote_context(quoted_id, to, quoted.as_ref())
 }
 
-/// The kept message with this id, read off the async workers; `None` when
-/// it is not kept, or cannot be read (logged).
-pub(super) async fn kept(store: &Store, session_id: &str, message_id: &str) -> Option<Quoted> {
+/// The kept row with this id, read off the async workers; `None` when it
+/// is not kept, or cannot be read (logged).
+pub(super) async fn kept_row(
+    store: &Store,
+    session_id: &str,
+    message_id: &str,
+) -> Option<WaMessageRow> {
     let id = message_id.to_owned();
-    let row = with_store(store, session_id, move |s, sid| s.wa_message(sid, &id))
+    with_store(store, session_id, move |s, sid| s.wa_message(sid, &id))
         .await
         .unwrap_or_else(|e| {
             tracing::warn!(session = %session_id, message_id = %message_id, error = %e, "could not read the kept message");
             None
-        })?;
+        })
+}
+
+/// The kept message with this id, ready to quote; `None` when it is not
+/// kept, or cannot be read (logged).
+pub(super) async fn kept(store: &Store, session_id: &str, message_id: &str) -> Option<Quoted> {
+    let row = kept_row(store, session_id, message_id).await?;
     Quoted::from_row(&row)
         .inspect_err(|e| {
             tracing::debug!(session = %session_id, message_id = %message_id, error = %e, "the kept message is unreadable");

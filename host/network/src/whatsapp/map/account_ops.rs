@@ -38,10 +38,14 @@ fn report_jid(field: &str, v: &Option<String>) -> Result<Option<WaJid>, NetworkE
 }
 
 /// The crate's request for a validated report. The message timestamp goes as
-/// whole seconds (the wire's `t`). The reported message's bytes are not
-/// attached (the gateway does not keep received messages), and the crate
-/// sends `media_type` only beside them, so the server does not see it.
-pub fn spam_request(r: &SpamReport) -> Result<SpamReportRequest, NetworkError> {
+/// whole seconds (the wire's `t`). `raw` is the reported message as the
+/// session kept it (its encoded `wa::Message`), attached as WhatsApp Web
+/// attaches it so the server sees what was reported; the crate sends
+/// `media_type` only beside it.
+pub fn spam_request(
+    r: &SpamReport,
+    raw: Option<Vec<u8>>,
+) -> Result<SpamReportRequest, NetworkError> {
     Ok(SpamReportRequest {
         message_id: r.message_id.clone(),
         // Validated as zero or more; `as` saturates anything out of range.
@@ -51,7 +55,7 @@ pub fn spam_request(r: &SpamReport) -> Result<SpamReportRequest, NetworkError> {
         group_jid: report_jid("group_jid", &r.group_jid)?,
         group_subject: r.group_subject.clone(),
         spam_flow: spam_flow(r.spam_flow),
-        raw_message: None,
+        raw_message: raw,
         media_type: r.media_type.clone(),
         local_message_type: None,
     })
@@ -153,7 +157,7 @@ mod tests {
 
     #[test]
     fn a_spam_report_becomes_the_crates_request_field_by_field() {
-        let req = spam_request(&report()).unwrap();
+        let req = spam_request(&report(), None).unwrap();
         assert_eq!(req.message_id, "3EB0ABCDEF");
         assert_eq!(req.message_timestamp, 1_700_000_000);
         assert_eq!(
@@ -177,7 +181,7 @@ mod tests {
 
     #[test]
     fn a_spam_report_goes_on_the_wire_as_the_servers_spam_list() {
-        let node = build_spam_list_node(&spam_request(&report()).unwrap());
+        let node = build_spam_list_node(&spam_request(&report(), None).unwrap());
         assert_eq!(node.tag, "spam_list");
         assert!(
             node.attrs
@@ -196,6 +200,29 @@ mod tests {
     }
 
     #[test]
+    fn a_kept_message_goes_with_its_report_as_the_raw_message_with_its_media_type() {
+        let raw = vec![0x0A, 0x02, b'h', b'i'];
+        let req = spam_request(&report(), Some(raw.clone())).unwrap();
+        assert_eq!(req.raw_message.as_deref(), Some(&raw[..]));
+        let node = build_spam_list_node(&req);
+        let message = node.get_optional_child_by_tag(&["message"]).unwrap();
+        let attached = message
+            .get_optional_child_by_tag(&["raw"])
+            .expect("the raw message");
+        assert!(attached.attrs.get("v").is_some_and(|v| v == "3"));
+        assert!(
+            attached
+                .attrs
+                .get("mediatype")
+                .is_some_and(|v| v == "image")
+        );
+        assert!(matches!(
+            &attached.content,
+            Some(whatsapp_rust::wacore_binary::node::NodeContent::Bytes(b)) if b == &raw
+        ));
+    }
+
+    #[test]
     fn a_minimal_report_has_no_optional_fields() {
         let minimal = SpamReport {
             message_id: "ID".into(),
@@ -207,7 +234,7 @@ mod tests {
             spam_flow: SpamFlow::MessageMenu,
             media_type: None,
         };
-        let req = spam_request(&minimal).unwrap();
+        let req = spam_request(&minimal, None).unwrap();
         assert_eq!(req.message_timestamp, 0);
         assert!(req.from_jid.is_none() && req.participant_jid.is_none());
         assert!(req.group_jid.is_none() && req.group_subject.is_none());
@@ -236,12 +263,15 @@ mod tests {
     fn a_jid_the_crate_cannot_read_is_rejected() {
         let mut r = report();
         r.from_jid = Some("nobody".into());
-        assert!(matches!(spam_request(&r), Err(NetworkError::Rejected(_))));
+        assert!(matches!(
+            spam_request(&r, None),
+            Err(NetworkError::Rejected(_))
+        ));
     }
 
     #[test]
     fn the_report_id_is_the_servers_or_empty_when_it_gave_none() {
-        let spec = SpamReportSpec::new(spam_request(&report()).unwrap());
+        let spec = SpamReportSpec::new(spam_request(&report(), None).unwrap());
         let answered = NodeBuilder::new("iq")
             .attr("type", "result")
             .children([NodeBuilder::new("report_id")

@@ -200,7 +200,16 @@ impl AccountOps for WaSession {
 
     async fn report_spam(&self, report: &SpamReport) -> Result<String, NetworkError> {
         let client = self.logged_in().await?;
-        let request = spam_request(report)?;
+        // The reported message as kept (received, sent, or from history):
+        // the server sees what was reported. One not kept goes by its id.
+        let raw = crate::whatsapp::history::kept_row(
+            &self.inner.store,
+            &self.inner.id,
+            &report.message_id,
+        )
+        .await
+        .map(|row| row.proto);
+        let request = spam_request(report, raw)?;
         let result = client
             .send_spam_report(request)
             .await
