@@ -10,12 +10,13 @@
 //! Putting an item in never waits. The crate dispatches events on the task
 //! that reads the socket, so a handler that waited for room would stop IQ
 //! answers and pings with it (the crate's own channel handler is unbounded
-//! for the same reason). What bounds the lane is upstream: messages, the
-//! bulk of the traffic, reach it only through the durability hook, which
-//! waits for the intake to store them before the crate reads on (and before
-//! the server, which holds what is not acknowledged, sends more); the other
-//! events come at the server's pace. How many items wait, across sessions,
-//! is the `switchboard_whatsapp_events_queued` gauge.
+//! for the same reason, and it queues message stanzas per chat without
+//! bound too). Messages, the bulk of the traffic, reach the lane only
+//! through the durability hook, which the crate's per-chat workers await: a
+//! chat's next message waits until the intake has stored the last, and what
+//! is not acknowledged stays the server's. The other events come at the
+//! server's pace. How many items wait, across sessions, is the
+//! `switchboard_whatsapp_events_queued` gauge.
 
 use std::sync::Arc;
 
