@@ -238,8 +238,8 @@ async fn history_sync(
     let (lazy, store, id) = (chunk.clone(), inner.store.clone(), inner.id.clone());
     let read = tokio::task::spawn_blocking(move || {
         let read = map::history::read(&lazy, &own);
-        let kept = store.put_wa_history(&id, &read.rows);
-        (map::history::history_sync_event(&lazy, read.counts), kept)
+        let event = map::history::history_sync_event(&lazy, read.counts);
+        (event, store.put_wa_history(&id, read.rows))
     })
     .await;
     match read {

@@ -54,7 +54,8 @@ impl Store {
     /// Keeps those of these messages not kept yet (a message history
     /// replays from before the link: what the gateway kept itself, as it
     /// sent or received it, stays as it is). Returns how many were new.
-    pub fn put_wa_history(&self, session_id: &str, rows: &[WaMessageRow]) -> StoreResult<usize> {
+    /// The rows are taken, not copied: a chunk's protos can be megabytes.
+    pub fn put_wa_history(&self, session_id: &str, rows: Vec<WaMessageRow>) -> StoreResult<usize> {
         if rows.is_empty() {
             return Ok(0);
         }
@@ -64,12 +65,13 @@ impl Store {
                 let mut fresh = Vec::new();
                 let mut seen = std::collections::HashSet::new();
                 for row in rows {
-                    if seen.insert(row.message_id.as_str())
+                    if !seen.contains(&row.message_id)
                         && records
                             .get((session_id, row.message_id.as_str()))?
                             .is_none()
                     {
-                        fresh.push(row.clone());
+                        seen.insert(row.message_id.clone());
+                        fresh.push(row);
                     }
                 }
                 fresh
@@ -297,7 +299,7 @@ mod tests {
         let new = store
             .put_wa_history(
                 "a",
-                &[
+                vec![
                     row("m1", 9, b"history"),
                     row("m0", 5, b"old"),
                     row("m0", 5, b"old"),
@@ -308,7 +310,7 @@ mod tests {
         let kept = store.wa_message("a", "m1").unwrap().unwrap();
         assert_eq!(kept.proto, b"sent", "what the gateway kept itself stays");
         assert_eq!(index(&store, "a"), (vec!["m0".into(), "m1".into()], 2));
-        assert_eq!(store.put_wa_history("a", &[]).unwrap(), 0);
+        assert_eq!(store.put_wa_history("a", Vec::new()).unwrap(), 0);
     }
 
     #[test]
