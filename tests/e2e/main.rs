@@ -103,6 +103,8 @@ mod whatsapp;
 #[cfg(feature = "whatsapp")]
 mod whatsapp_inbound;
 #[cfg(feature = "whatsapp")]
+mod wire_appstate;
+#[cfg(feature = "whatsapp")]
 mod wire_chain;
 #[cfg(feature = "whatsapp")]
 mod wire_crash;

@@ -518,7 +518,9 @@ async fn deleting_a_media_removes_its_bytes_and_its_record() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bytes_no_record_names_are_swept_once_past_the_orphan_grace() {
     let server = TestServer::start_with(|c| {
-        c.media.orphan_grace = Duration::ZERO;
+        // A grace long enough that the media written by this test is never
+        // taken for an orphan in the moment between its bytes and its record.
+        c.media.orphan_grace = Duration::from_secs(600);
         c.media.sweep_interval = Duration::from_millis(50);
     })
     .await;
@@ -532,6 +534,13 @@ async fn bytes_no_record_names_are_swept_once_past_the_orphan_grace() {
     // What a crash between writing an upload and recording it leaves.
     let dir = server.data_dir().join("media").join("media").join("s");
     std::fs::write(dir.join("up-orphan"), b"left behind").unwrap();
+    let an_hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(dir.join("up-orphan"))
+        .unwrap()
+        .set_modified(an_hour_ago)
+        .unwrap();
     eventually("the orphan to be swept", || async {
         (!dir.join("up-orphan").exists()).then_some(())
     })

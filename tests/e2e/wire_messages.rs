@@ -314,3 +314,129 @@ async fn a_poll_from_the_gateway_gets_the_customers_vote_and_a_poll_from_the_cus
         .await;
     assert_eq!(got["body"]["text"], "Dinner?", "{got}");
 }
+
+/// The native-flow buttons of an interactive message: name and parameters.
+fn native_flow(m: &wa::Message) -> Option<(String, Vec<(String, Value)>)> {
+    use wa::message::interactive_message::InteractiveMessage as Payload;
+    let im = m.interactive_message.as_option()?;
+    let Some(Payload::NativeFlowMessage(nf)) = &im.interactive_message else {
+        return None;
+    };
+    let buttons = nf
+        .buttons
+        .iter()
+        .map(|b| {
+            let params = b.button_params_json.as_deref().unwrap_or("{}");
+            (
+                b.name.clone().unwrap_or_default(),
+                serde_json::from_str(params).unwrap(),
+            )
+        })
+        .collect();
+    Some((im.body.as_option()?.text.clone()?, buttons))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn buttons_lists_and_url_buttons_reach_the_customer_as_native_flows_and_a_press_comes_back() {
+    let (w, customer) = pair().await;
+    let to = format!("+{CUSTOMER}");
+    let sent = w
+        .server
+        .post(
+            "/api/v1/sessions/wa/messages/buttons",
+            json!({ "to": to, "text": "Pick one", "footer": "Thanks",
+                    "buttons": [{ "id": "yes", "text": "Yes" }, { "id": "no", "text": "No" }] }),
+        )
+        .await
+        .expect(200);
+    let buttons_id = sent["message_id"].as_str().unwrap().to_owned();
+    let (text, buttons) = at_customer(&customer, |m| {
+        native_flow(m).filter(|(t, _)| t == "Pick one")
+    })
+    .await;
+    assert_eq!(text, "Pick one");
+    assert_eq!(
+        buttons,
+        vec![
+            (
+                "quick_reply".into(),
+                json!({ "display_text": "Yes", "id": "yes" })
+            ),
+            (
+                "quick_reply".into(),
+                json!({ "display_text": "No", "id": "no" })
+            ),
+        ]
+    );
+    w.server
+        .post(
+            "/api/v1/sessions/wa/messages/list",
+            json!({ "to": to, "text": "Menu", "button_text": "View",
+                    "sections": [{ "title": "Food", "rows": [{ "id": "f1", "title": "Pizza" }] }] }),
+        )
+        .await
+        .expect(200);
+    let (_, list) = at_customer(&customer, |m| native_flow(m).filter(|(t, _)| t == "Menu")).await;
+    assert_eq!(list[0].0, "single_select");
+    assert_eq!(list[0].1["sections"][0]["rows"][0]["id"], "f1");
+    w.server
+        .post(
+            "/api/v1/sessions/wa/messages/cta-url",
+            json!({ "to": to, "text": "Track it", "button_text": "Open", "url": "https://example.com/t/1" }),
+        )
+        .await
+        .expect(200);
+    let (_, open) = at_customer(&customer, |m| {
+        native_flow(m).filter(|(t, _)| t == "Track it")
+    })
+    .await;
+    assert_eq!(open[0].0, "cta_url");
+    assert_eq!(open[0].1["url"], "https://example.com/t/1");
+    // Each went out announced as WhatsApp's clients announce one (a `<biz>`
+    // naming the flow, with the `<bot>` a message to a user needs).
+    let announced = w.wire.count(|s| {
+        matches!(s, switchboard_wire::Seen::Sent { phone, biz: Some(flow), .. }
+            if phone == GATEWAY_PHONE && flow == "mixed")
+    });
+    assert_eq!(announced, 3, "{:?}", w.wire.seen());
+
+    // The customer presses "No": the gateway gets the press, quoting the buttons.
+    use wa::message::interactive_response_message::{Body, NativeFlowResponseMessage};
+    let press = wa::Message {
+        interactive_response_message: whatsapp_rust::waproto::buffa::MessageField::some(
+            wa::message::InteractiveResponseMessage {
+                body: whatsapp_rust::waproto::buffa::MessageField::some(Body {
+                    text: Some("No".into()),
+                    ..Default::default()
+                }),
+                interactive_response_message: Some(
+                    wa::__buffa::oneof::message::interactive_response_message::InteractiveResponseMessage::NativeFlowResponseMessage(
+                        Box::new(NativeFlowResponseMessage {
+                            name: Some("quick_reply".into()),
+                            params_json: Some(r#"{"id":"no"}"#.into()),
+                            ..Default::default()
+                        }),
+                    ),
+                ),
+                context_info: whatsapp_rust::waproto::buffa::MessageField::some(wa::ContextInfo {
+                    stanza_id: Some(buttons_id.clone()),
+                    participant: Some(format!("{GATEWAY_PHONE}@s.whatsapp.net")),
+                    ..Default::default()
+                }),
+            },
+        ),
+        ..Default::default()
+    };
+    customer.send_message(GATEWAY_PHONE, press).await.unwrap();
+    let got = w
+        .inbound("wa", |m| {
+            m["body"]["message_type"] == "interactive_response"
+        })
+        .await;
+    assert_eq!(got["body"]["selected_id"], "no", "{got}");
+    assert_eq!(
+        got["body"]["quoted_message_id"],
+        buttons_id.as_str(),
+        "{got}"
+    );
+}

@@ -225,6 +225,21 @@ impl Customer {
         Ok(sent.message_id)
     }
 
+    /// Sends a built message to a phone number; the message id.
+    pub async fn send_message(
+        &self,
+        to_phone: &str,
+        message: whatsapp_rust::waproto::whatsapp::Message,
+    ) -> anyhow::Result<String> {
+        let jid: whatsapp_rust::Jid = format!("{to_phone}@s.whatsapp.net").parse()?;
+        let sent = self
+            .client
+            .send_message(jid, message)
+            .await
+            .map_err(|e| anyhow!("the customer's send failed: {e}"))?;
+        Ok(sent.message_id)
+    }
+
     /// Waits for a message from `from_phone` whose text `f` accepts; its
     /// text and id.
     pub async fn wait_text(

@@ -300,7 +300,12 @@ pub fn answer(state: &State, phone: &str, device: u16, node: &Node) -> Option<No
         "w:p" => ping_or_empty(node, &id),
         "encrypt" => crate::keys::answer(state, phone, device, node, &id),
         "usync" => crate::keys::usync(state, node, &id),
-        "w:sync:app:state" => app_state(node, &id),
+        "w:sync:app:state" => {
+            if let Some(code) = lock(&state.script).app_state_error(phone) {
+                return Some(error(&id, code, "internal-server-error"));
+            }
+            app_state(state, phone, node, &id)
+        }
         "abt" => {
             state.saw(Seen::PropsAsked {
                 phone: phone.to_owned(),
@@ -342,12 +347,20 @@ pub fn answer(state: &State, phone: &str, device: u16, node: &Node) -> Option<No
 }
 
 /// App state: every collection asked for is synced at version 0 (empty).
-fn app_state(node: &Node, id: &str) -> Node {
+fn app_state(state: &State, phone: &str, node: &Node, id: &str) -> Node {
     let collections: Vec<Node> = node
         .get_optional_child("sync")
         .map(|s| {
             s.get_children_by_tag("collection")
-                .filter_map(|c| attr(c, "name"))
+                .filter_map(|c| {
+                    let name = attr(c, "name")?;
+                    state.saw(Seen::AppStateAsked {
+                        phone: phone.to_owned(),
+                        collection: name.clone(),
+                        snapshot: attr(c, "return_snapshot").as_deref() == Some("true"),
+                    });
+                    Some(name)
+                })
                 .map(|name| NodeBuilder::new("collection").attr("name", name).build())
                 .collect()
         })

@@ -343,6 +343,12 @@ impl WireServer {
         lock(&self.state.script).pace_offline(phone, pace);
     }
 
+    /// Answers the app-state fetches of `phone`'s devices with IQ error
+    /// `code` (`None`: answers them again).
+    pub fn refuse_app_state(&self, phone: &str, code: Option<u16>) {
+        lock(&self.state.script).set_app_state_error(phone, code);
+    }
+
     /// Holds each acknowledgement of `phone`'s sends for `delay`.
     pub fn delay_acks(&self, phone: &str, delay: Duration) {
         lock(&self.state.script).delay_acks(phone, delay);

@@ -76,7 +76,31 @@ async fn message(state: &State, sender: &Sender, phone: &str, device: u16, node:
         phone: phone.to_owned(),
         id,
         error: refusal,
+        biz: native_flow(&node),
     });
+}
+
+/// The native flow a message's `<biz>` child announces: its nested
+/// `<interactive><native_flow name>` or its `native_flow_name` attribute.
+/// A `<biz>` to a user goes with a `<bot biz_bot="1"/>`; one without it
+/// reads as `missing-bot`.
+fn native_flow(node: &Node) -> Option<String> {
+    let biz = node.get_optional_child("biz")?;
+    if !attr(node, "to").unwrap_or_default().ends_with("@g.us")
+        && node
+            .get_optional_child("bot")
+            .and_then(|b| attr(b, "biz_bot"))
+            .as_deref()
+            != Some("1")
+    {
+        return Some("missing-bot".into());
+    }
+    attr(biz, "native_flow_name").or_else(|| {
+        let flow = biz
+            .get_optional_child("interactive")?
+            .get_optional_child("native_flow")?;
+        attr(flow, "name")
+    })
 }
 
 /// The attributes a delivered message keeps from the one sent.

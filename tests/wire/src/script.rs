@@ -1,5 +1,6 @@
 //! Failures a test asks the server to inject: refused logins, refused
-//! sends, slow acknowledgements, reach-out timelocks. Stream errors and dropped connections act
+//! sends, slow acknowledgements, reach-out timelocks, refused app-state
+//! fetches. Stream errors and dropped connections act
 //! at once and live on [`crate::WireServer`].
 
 use std::collections::{HashMap, VecDeque};
@@ -63,6 +64,8 @@ pub struct Script {
     timelocks: HashMap<String, (u64, bool)>,
     /// Accounts whose devices' requests to be unlinked are refused.
     refuse_unlink: std::collections::HashSet<String>,
+    /// Accounts whose app-state fetches are answered with this IQ error.
+    app_state_errors: HashMap<String, u16>,
 }
 
 impl Script {
@@ -149,6 +152,20 @@ impl Script {
     /// Whether `phone`'s devices' unlink requests are refused.
     pub fn refuses_unlink(&self, phone: &str) -> bool {
         self.refuse_unlink.contains(phone)
+    }
+
+    /// Answers `phone`'s app-state fetches with IQ error `code` (`None`:
+    /// answers them again).
+    pub fn set_app_state_error(&mut self, phone: &str, code: Option<u16>) {
+        match code {
+            Some(c) => self.app_state_errors.insert(phone.to_owned(), c),
+            None => self.app_state_errors.remove(phone),
+        };
+    }
+
+    /// The IQ error `phone`'s app-state fetches get, if any.
+    pub fn app_state_error(&self, phone: &str) -> Option<u16> {
+        self.app_state_errors.get(phone).copied()
     }
 
     /// The delay before `phone`'s sends are acknowledged.

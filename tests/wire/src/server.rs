@@ -66,6 +66,9 @@ pub enum Seen {
         id: String,
         /// The error code it was refused with; none: accepted.
         error: Option<u16>,
+        /// The native flow its `<biz>` child announces (an interactive
+        /// message), if it has one.
+        biz: Option<String>,
     },
     /// A device acknowledged a stanza it was owed.
     Acked {
@@ -89,6 +92,15 @@ pub enum Seen {
         phone: String,
         /// The device number.
         device: u16,
+    },
+    /// A device asked for an app-state collection.
+    AppStateAsked {
+        /// The account.
+        phone: String,
+        /// The collection.
+        collection: String,
+        /// Whether it asked for a snapshot (else the patches after a version).
+        snapshot: bool,
     },
     /// A device asked for the server's AB props.
     PropsAsked {

@@ -41,6 +41,7 @@ pub(super) async fn start(inner: &Arc<Inner>) -> Result<Arc<Run>, NetworkError> 
         .is_some_and(|r| r.skip_history_sync);
     let state = Arc::new(RunState::default());
     let backend = Arc::new(WaStore::new(inner.store.clone(), &inner.id));
+    let versions = backend.versions_written();
     let mut transport = TokioWebSocketTransportFactory::new();
     if let Some(url) = &inner.config.ws_url {
         transport = transport.with_url(url.clone()).without_origin();
@@ -88,7 +89,11 @@ pub(super) async fn start(inner: &Arc<Inner>) -> Result<Arc<Run>, NetworkError> 
     let _ = reconnect.set(client.enable_auto_reconnect.clone());
     *rate_limit.lock().unwrap_or_else(|p| p.into_inner()) =
         Some(client.wait_for_node(NodeFilter::tag("stream:error").attr("code", "429")));
-    let run = Arc::new(Run { client, state });
+    let run = Arc::new(Run {
+        client,
+        state,
+        versions,
+    });
     // Weakly: the client holds the handler, and the run holds the client.
     let _ = run_of_events.set(Arc::downgrade(&run));
     let handle = bot.spawn();

@@ -61,6 +61,8 @@ mod send;
 #[cfg(feature = "whatsapp")]
 mod send_error;
 #[cfg(feature = "whatsapp")]
+pub(crate) mod send_interactive;
+#[cfg(feature = "whatsapp")]
 mod send_media;
 #[cfg(feature = "whatsapp")]
 pub mod session;

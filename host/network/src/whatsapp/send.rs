@@ -5,8 +5,9 @@
 //! crate, which takes the whole file in memory; every source is bounded by
 //! the same per-kind size limit before it is read. Polls are built here as WhatsApp
 //! Web builds them (the crate's builder is private), so they too go out under
-//! the gateway's id. Buttons, lists and CTA-URL messages are not supported:
-//! WhatsApp only renders them from the Business API.
+//! the gateway's id. Buttons, lists and CTA-URL messages go out as the
+//! native-flow interactive messages WhatsApp's clients send
+//! (`send_interactive.rs`).
 //!
 //! Every message sent is kept in the session's history and a reply's quote
 //! is looked up there (`history.rs`).
@@ -21,6 +22,7 @@ use whatsapp_rust::waproto::whatsapp as wa;
 use whatsapp_rust::{Client, NodeFilter};
 
 use super::history;
+use super::send_interactive;
 use super::send_media::{audio, document, image, upload, video};
 use crate::domain::jid::Jid;
 use crate::domain::send::{
@@ -98,12 +100,9 @@ pub async fn send(
             document(up, &b.mimetype, &b.filename, b.caption.clone())
         }
         OutboundContent::Poll(b) => poll(b, poll_secret())?,
-        OutboundContent::CtaUrl(_) | OutboundContent::Buttons(_) | OutboundContent::List(_) => {
-            return Err(NetworkError::NotSupported(format!(
-                "`{}` messages are not supported by the whatsapp backend: WhatsApp renders buttons, lists and URL buttons only from the Business API, not from linked devices",
-                content.kind().as_str()
-            )));
-        }
+        OutboundContent::CtaUrl(b) => send_interactive::cta_url(b),
+        OutboundContent::Buttons(b) => send_interactive::buttons(b),
+        OutboundContent::List(b) => send_interactive::list(b),
     };
     send_built(
         client,

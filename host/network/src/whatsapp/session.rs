@@ -57,12 +57,17 @@ pub(super) struct Inner {
     pub connecting: tokio::sync::Mutex<()>,
     /// Asks the restarter task for a fresh run (the login after pairing).
     pub restart: tokio::sync::mpsc::UnboundedSender<()>,
+    /// The app-state collections a resync is fetching now.
+    pub resyncing: std::sync::Mutex<std::collections::HashSet<crate::account::Collection>>,
 }
 
 /// One crate client from build to shutdown.
 pub(super) struct Run {
     pub client: Arc<Client>,
     pub state: Arc<RunState>,
+    /// The app-state version writes of this run's backend (how a resync
+    /// learns whether the crate's sync went through).
+    pub versions: Arc<crate::store::whatsapp::VersionWrites>,
 }
 
 /// What the run's tasks tell each other.
@@ -134,6 +139,7 @@ impl WaSession {
             run: std::sync::Mutex::new(None),
             connecting: tokio::sync::Mutex::new(()),
             restart,
+            resyncing: Default::default(),
         });
         // Ends with the session too (it holds the session weakly).
         tokio::spawn(super::pump::run(Arc::downgrade(&inner), lane_rx));

@@ -107,6 +107,7 @@ async fn the_pump_follows_a_session_from_pair_code_to_unlink() {
     let run = Arc::new(Run {
         client,
         state: state.clone(),
+        versions: backend.versions_written(),
     });
 
     // A pair code, then the server invalidates it: the pump asks a new one
@@ -284,10 +285,12 @@ fn pair_code(code: &str) -> Arc<Event> {
 }
 
 async fn offline_run(store: &Store) -> Arc<Run> {
-    let client = offline_client(Arc::new(WaStore::new(store.clone(), "wa"))).await;
+    let backend = Arc::new(WaStore::new(store.clone(), "wa"));
+    let client = offline_client(backend.clone()).await;
     Arc::new(Run {
         client,
         state: Default::default(),
+        versions: backend.versions_written(),
     })
 }
 

@@ -1,6 +1,10 @@
 //! The crate's `AppSyncStore` on `WA_APP_STATE`: sync keys (JSON), the
 //! latest key id, collection versions (JSON `HashState`) and mutation MACs
-//! keyed `collection \0 index MAC`.
+//! keyed `collection \0 index MAC`; and [`VersionWrites`], the count of
+//! version writes a caller watches to learn whether a sync went through.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
 
 use async_trait::async_trait;
 use whatsapp_rust::wacore::appstate::hash::HashState;
@@ -23,6 +27,25 @@ fn mac_key(name: &str, index_mac: &[u8]) -> Vec<u8> {
     k.push(0);
     k.extend_from_slice(index_mac);
     k
+}
+
+/// How many times each collection's version was written, since the backend
+/// was made (memory only: it tells a caller what happened while it watched,
+/// nothing a restart needs).
+#[derive(Debug, Default)]
+pub struct VersionWrites(Mutex<HashMap<String, u64>>);
+
+impl VersionWrites {
+    /// The writes of collection `name` so far.
+    pub fn of(&self, name: &str) -> u64 {
+        let counts = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        counts.get(name).copied().unwrap_or(0)
+    }
+
+    fn bump(&self, name: &str) {
+        let mut counts = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        *counts.entry(name.to_owned()).or_default() += 1;
+    }
 }
 
 #[async_trait]
@@ -54,7 +77,9 @@ impl AppSyncStore for WaStore {
 
     async fn set_version(&self, name: &str, state: HashState) -> WaResult<()> {
         self.put(WA_APP_STATE, VERSION, name.into(), to_json(&state)?)
-            .await
+            .await?;
+        self.versions_written.bump(name);
+        Ok(())
     }
 
     async fn put_mutation_macs(

@@ -20,6 +20,9 @@ use crate::{Store, StoreError, StoreResult};
 pub struct WaStore {
     pub(super) store: Store,
     pub(super) session: Arc<str>,
+    /// How often each collection's version was written through this
+    /// backend (and its clones).
+    pub(super) versions_written: Arc<super::VersionWrites>,
 }
 
 impl std::fmt::Debug for WaStore {
@@ -36,7 +39,17 @@ impl WaStore {
         Self {
             store,
             session: Arc::from(session_id),
+            versions_written: Arc::default(),
         }
+    }
+
+    /// The count of version writes this backend made, by collection: the
+    /// crate persists a collection's version at the end of every fetch it
+    /// applied, changed or not, and never after one that failed, so a write
+    /// is how a caller outside the crate learns that a sync it asked for
+    /// went through.
+    pub fn versions_written(&self) -> Arc<super::VersionWrites> {
+        self.versions_written.clone()
     }
 
     /// The session this backend belongs to.

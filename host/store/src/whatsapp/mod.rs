@@ -51,6 +51,8 @@ mod protocol_messages;
 mod signal;
 
 #[cfg(feature = "whatsapp")]
+pub use app_state::VersionWrites;
+#[cfg(feature = "whatsapp")]
 pub use kv::WaStore;
 #[cfg(feature = "whatsapp")]
 pub use messages::WaMessageRow;

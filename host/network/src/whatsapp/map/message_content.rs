@@ -124,6 +124,12 @@ pub fn fill(m: &mut InboundMessage, message: &wa::Message) {
         m.message_type = "interactive_response".into();
         interactive(m, x);
         x.context_info.as_option()
+    } else if let Some(x) = b.interactive_message.as_option() {
+        // Buttons, a list or a URL button someone sent: the body is its text
+        // (the sim's `interactive` has the same shape).
+        m.message_type = "interactive".into();
+        m.text = x.body.as_option().and_then(|b| b.text.clone());
+        x.context_info.as_option()
     } else if let Some(x) = b.reaction_message.as_option() {
         m.message_type = "reaction".into();
         m.text = x.text.clone();

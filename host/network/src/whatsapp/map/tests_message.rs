@@ -357,6 +357,24 @@ fn a_native_flow_reply_parses_its_params() {
 }
 
 #[test]
+fn buttons_someone_sent_arrive_as_interactive_with_their_body_as_text() {
+    let sent = crate::whatsapp::send_interactive::buttons(&crate::domain::send::ButtonsBody {
+        text: "Pick one".into(),
+        header: None,
+        footer: None,
+        buttons: vec![crate::domain::send::Button {
+            id: "yes".into(),
+            text: "Yes".into(),
+        }],
+    });
+    let m = inbound(sent);
+    assert_eq!(
+        (m.message_type.as_str(), m.text.as_deref()),
+        ("interactive", Some("Pick one"))
+    );
+}
+
+#[test]
 fn a_reaction_names_the_message_it_reacts_to() {
     let m = inbound(wa::Message {
         reaction_message: MessageField::some(wa::message::ReactionMessage {

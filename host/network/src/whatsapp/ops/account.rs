@@ -1,20 +1,23 @@
 //! Account operations: trust tokens (issued and pruned through the live
 //! client, read in the session's redb state, where the crate keeps them under
 //! its own keys), spam reports (`Client::send_spam_report`) and app-state
-//! resync. The conversions are in `map/account_ops.rs`.
+//! resync (the crate's one-collection sync, its outcome read from the
+//! version writes it leaves). The conversions are in `map/account_ops.rs`.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use whatsapp_rust::sync_task::MajorSyncTask;
+use whatsapp_rust::wacore::appstate::patch_decode::WAPatchName;
 use whatsapp_rust::wacore::iq::props::PropsSpec;
 use whatsapp_rust::wacore::iq::tctoken::{
     TcTokenConfig, sender_tc_token_expiration_cutoff_with, tc_token_expiration_cutoff_with,
 };
 use whatsapp_rust::wacore::store::traits::ProtocolStore;
-use whatsapp_rust::{Jid as WaJid, TcTokenError};
+use whatsapp_rust::{Client, Jid as WaJid, TcTokenError};
 
-use super::not_yet;
 use crate::NetworkError;
 use crate::account::{
     AccountOps, Collection, CollectionOutcome, IssuedToken, ResyncMode, SpamReport, TrustToken,
@@ -32,6 +35,49 @@ use crate::whatsapp::session::WaSession;
 /// How long a token read waits for the server's props before it falls back
 /// to the default timing (the read is otherwise local).
 const PROPS_WAIT: Duration = Duration::from_secs(10);
+
+/// What one collection's sync came to, told from the outside: the crate's
+/// one-collection sync returns nothing, but it writes the collection's
+/// version at the end of every fetch it applied (changed or not) and never
+/// after a failure, which it logs and retries in the background. So a write
+/// while the client stayed logged in is `synced`; no write, or a client that
+/// went away meanwhile, is `retryable`.
+fn resync_outcome(before: u64, after: u64, client: &Client) -> CollectionOutcome {
+    if after > before && client.is_logged_in() {
+        CollectionOutcome::Synced
+    } else {
+        CollectionOutcome::Retryable
+    }
+}
+
+/// The collections one resync fetches: those no other resync of the
+/// session is fetching, given back when it ends (so a second request for a
+/// collection in flight answers `skipped`, as the crate's own syncs do).
+struct Claim<'a> {
+    held: &'a std::sync::Mutex<HashSet<Collection>>,
+    mine: Vec<Collection>,
+}
+
+impl<'a> Claim<'a> {
+    fn take(held: &'a std::sync::Mutex<HashSet<Collection>>, wanted: &[Collection]) -> Self {
+        let mut busy = held.lock().unwrap_or_else(|p| p.into_inner());
+        let mine = wanted.iter().copied().filter(|c| busy.insert(*c)).collect();
+        Self { held, mine }
+    }
+
+    fn holds(&self, c: Collection) -> bool {
+        self.mine.contains(&c)
+    }
+}
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        let mut busy = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        for c in &self.mine {
+            busy.remove(c);
+        }
+    }
+}
 
 fn store_error(e: impl std::fmt::Display) -> NetworkError {
     NetworkError::Failed(format!("could not read the device store: {e}"))
@@ -219,16 +265,57 @@ impl AccountOps for WaSession {
 
     async fn resync_app_state(
         &self,
-        _collections: &[Collection],
-        _mode: ResyncMode,
+        collections: &[Collection],
+        mode: ResyncMode,
     ) -> Result<Vec<(Collection, CollectionOutcome)>, NetworkError> {
-        // The crate's only public way to fetch one collection,
-        // `Client::process_sync_task(MajorSyncTask::AppStateSync { .. })`,
-        // returns nothing: it logs a failure and retries in the background,
-        // and it applies a server refusal (400/404) as an empty fetch. The
-        // per-collection outcomes (synced, fatal, retryable, skipped) exist
-        // only in its crate-private batched sync, so the answer this
-        // operation owes cannot be told.
-        Err(not_yet("app-state resync"))
+        let client = self.logged_in().await?;
+        let run = self.inner.current().ok_or(NetworkError::NotConnected)?;
+        let claim = Claim::take(&self.inner.resyncing, collections);
+        let mut out = Vec::with_capacity(collections.len());
+        for c in collections {
+            if !claim.holds(*c) {
+                out.push((*c, CollectionOutcome::Skipped));
+                continue;
+            }
+            let name: WAPatchName = c.as_str().parse().unwrap_or(WAPatchName::Unknown);
+            let before = run.versions.of(c.as_str());
+            client
+                .process_sync_task(MajorSyncTask::AppStateSync {
+                    name,
+                    full_sync: mode == ResyncMode::Snapshot,
+                })
+                .await;
+            out.push((
+                *c,
+                resync_outcome(before, run.versions.of(c.as_str()), &client),
+            ));
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+    use std::sync::Mutex;
+
+    use super::Claim;
+    use crate::account::Collection;
+
+    #[test]
+    fn a_resync_claims_only_what_no_other_holds_and_gives_it_back_when_done() {
+        let held = Mutex::new(HashSet::new());
+        let first = Claim::take(&held, &[Collection::Regular, Collection::RegularLow]);
+        let second = Claim::take(&held, &[Collection::Regular, Collection::CriticalBlock]);
+        assert!(first.holds(Collection::Regular) && first.holds(Collection::RegularLow));
+        assert!(!second.holds(Collection::Regular), "the first holds it");
+        assert!(second.holds(Collection::CriticalBlock));
+        drop(first);
+        let third = Claim::take(&held, &[Collection::Regular, Collection::CriticalBlock]);
+        assert!(third.holds(Collection::Regular), "given back");
+        assert!(
+            !third.holds(Collection::CriticalBlock),
+            "the second still holds it"
+        );
     }
 }

@@ -3,8 +3,8 @@
 //! `contacts` (`contacts()` and usync), `account` (trust tokens, spam
 //! reports, app-state resync), `media` (downloads from the CDN), `chats`
 //! (read receipts, message actions, presence, typing, chat actions, LID
-//! lookups). What is not mapped to the crate yet answers `NotSupported`
-//! with a message that says so (listed in docs/whatsapp.md).
+//! lookups). Every operation reaches the crate; none answers
+//! `NotSupported`.
 
 mod account;
 mod chats;
@@ -14,15 +14,6 @@ mod media;
 
 #[cfg(test)]
 pub(crate) use media::download_error;
-
-use crate::NetworkError;
-
-/// The error of an operation the backend does not map yet.
-fn not_yet(what: &str) -> NetworkError {
-    NetworkError::NotSupported(format!(
-        "{what} is not supported by the whatsapp backend yet (see docs/whatsapp.md)"
-    ))
-}
 
 #[cfg(test)]
 mod tests {
@@ -39,11 +30,6 @@ mod tests {
     use crate::store::Store;
     use crate::whatsapp::WhatsAppConfig;
     use crate::whatsapp::session::WaSession;
-
-    /// The one operation the crate cannot do through its public API:
-    /// resync's per-collection outcome stays inside the crate (its fetch
-    /// answers nothing and retries failures in the background).
-    const NOT_IN_THE_CRATE: &[&str] = &["resync_app_state"];
 
     /// What an operation answered, as far as this test cares.
     fn verdict<E: std::fmt::Debug>(
@@ -202,12 +188,7 @@ mod tests {
             "every operation of the five traits is asked"
         );
         for (name, answer) in &answers {
-            let expected_missing = NOT_IN_THE_CRATE.contains(name);
-            assert_eq!(
-                is_not_supported(answer),
-                expected_missing,
-                "{name} answered {answer}"
-            );
+            assert!(!is_not_supported(answer), "{name} answered {answer}");
         }
     }
 }
