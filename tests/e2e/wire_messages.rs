@@ -440,3 +440,63 @@ async fn buttons_lists_and_url_buttons_reach_the_customer_as_native_flows_and_a_
         "{got}"
     );
 }
+
+/// The text of a message from the gateway and the disappearing-messages
+/// timer it carries.
+fn text_and_timer(m: &wa::Message) -> Option<(String, Option<u32>)> {
+    use whatsapp_rust::wacore::proto_helpers::MessageExt;
+    let base = m.get_base_message();
+    Some((text_of(base)?, base.get_ephemeral_expiration()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_send_into_a_disappearing_chat_carries_the_chats_timer_until_it_is_turned_off() {
+    use whatsapp_rust::waproto::buffa::MessageField;
+    let (w, customer) = pair().await;
+    let mut stream = w
+        .server
+        .open_stream("session=wa&events=ephemeral_setting")
+        .await;
+    // The customer's chat disappears after a day: its messages say so.
+    let vanishing = wa::Message {
+        extended_text_message: MessageField::some(wa::message::ExtendedTextMessage {
+            text: Some("vanishing".into()),
+            context_info: MessageField::some(wa::ContextInfo {
+                expiration: Some(86_400),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    customer
+        .send_message(GATEWAY_PHONE, vanishing)
+        .await
+        .unwrap();
+    w.inbound("wa", |m| m["body"]["text"] == "vanishing").await;
+    gateway_text(&w, &customer, "goes too").await;
+    let timer = at_customer(&customer, |m| {
+        text_and_timer(m).and_then(|(t, timer)| (t == "goes too").then_some(timer))
+    })
+    .await;
+    assert_eq!(timer, Some(86_400), "the reply disappears with the chat");
+
+    // The customer turns the timer off.
+    let off = wa::Message {
+        protocol_message: MessageField::some(wa::message::ProtocolMessage {
+            r#type: Some(wa::message::protocol_message::Type::EPHEMERAL_SETTING),
+            ephemeral_expiration: Some(0),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    customer.send_message(GATEWAY_PHONE, off).await.unwrap();
+    let setting = stream.find(|e| e["event"] == "ephemeral_setting").await;
+    assert_eq!(setting["data"]["expiration_seconds"], 0, "{setting}");
+    gateway_text(&w, &customer, "stays").await;
+    let timer = at_customer(&customer, |m| {
+        text_and_timer(m).and_then(|(t, timer)| (t == "stays").then_some(timer))
+    })
+    .await;
+    assert_eq!(timer, None, "the chat no longer disappears");
+}

@@ -212,6 +212,13 @@ pub const WA_MESSAGES_BY_TIME: TableDefinition<(&str, i64, &str), ()> =
 pub const WA_MESSAGE_COUNTS: TableDefinition<&str, u64> =
     TableDefinition::new("wa_message_counts_v1");
 
+/// WhatsApp backend: each chat's disappearing-messages timer as last seen
+/// on the network, (session id, chat JID) → seconds (a chat without a
+/// timer has no row). Chat state, like the message history: a logout keeps
+/// it, deleting the session drops it.
+pub const WA_CHAT_TIMERS: TableDefinition<(&str, &str), u32> =
+    TableDefinition::new("wa_chat_timers_v1");
+
 /// The event log: every recorded envelope by its gateway-wide sequence
 /// number → the envelope's Unix seconds (8 bytes, little-endian) then its
 /// JSON. Kept for a while (by age and count) so an event-stream client that

@@ -18,7 +18,7 @@
 //! On the way each message is kept as the crate's protobuf (for quotes and
 //! poll votes), classified ([`super::map::protocol`]), given the sender's
 //! phone when the crate knows a lid's, and votes are opened with their
-//! poll's secret. Batches the crate did not hand to the hook (newsletters,
+//! poll's secret; the chat timers they state are kept (`chat_timers.rs`). Batches the crate did not hand to the hook (newsletters,
 //! placeholder recoveries) take the same path from the pump, without a
 //! receipt. A committed batch goes through the session's lane
 //! ([`super::lane`]), so it reaches the intake after every event the crate
@@ -33,6 +33,7 @@ use whatsapp_rust::types::events::InboundMessage as WaInbound;
 use whatsapp_rust::wacore::poll;
 use whatsapp_rust::waproto::codec;
 
+use super::chat_timers;
 use super::map::protocol::{self, MessageItem, PollVote};
 use super::map::{message, user_jid};
 use super::off_thread::with_store;
@@ -119,6 +120,7 @@ async fn prepare(
 ) -> Result<Vec<NetworkEvent>, String> {
     let items = message::items(batch, drained);
     keep(inner, batch, &items).await?;
+    chat_timers::remember(&inner.store, &inner.id, chat_timers::learned(batch)).await;
     let mut events = Vec::with_capacity(items.len());
     for item in items {
         match item {

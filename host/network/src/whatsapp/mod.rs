@@ -41,6 +41,8 @@ mod build;
 #[cfg(all(test, feature = "whatsapp"))]
 mod cdn;
 #[cfg(feature = "whatsapp")]
+mod chat_timers;
+#[cfg(feature = "whatsapp")]
 mod history;
 #[cfg(feature = "whatsapp")]
 mod http;

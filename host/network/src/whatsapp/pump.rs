@@ -169,6 +169,11 @@ async fn handle(inner: &Arc<Inner>, state: &RunState, client: &Arc<Client>, ev: 
         let _ = inner.sink.send(event).await;
         return;
     }
+    if let Event::GroupUpdate(update) = ev
+        && let Some(timer) = super::chat_timers::of_group_update(update)
+    {
+        super::chat_timers::remember(&inner.store, &inner.id, vec![timer]).await;
+    }
     let mut own_users = Vec::new();
     own_users.extend(client.pn().map(|j| j.user.to_string()));
     own_users.extend(client.lid().map(|j| j.user.to_string()));

@@ -10,7 +10,8 @@
 //! (`send_interactive.rs`).
 //!
 //! Every message sent is kept in the session's history and a reply's quote
-//! is looked up there (`history.rs`).
+//! is looked up there (`history.rs`); a message goes out with its chat's
+//! disappearing-messages timer (`chat_timers.rs`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,6 +22,7 @@ use whatsapp_rust::waproto::buffa::MessageField;
 use whatsapp_rust::waproto::whatsapp as wa;
 use whatsapp_rust::{Client, NodeFilter};
 
+use super::chat_timers;
 use super::history;
 use super::send_interactive;
 use super::send_media::{audio, document, image, upload, video};
@@ -104,6 +106,11 @@ pub async fn send(
         OutboundContent::Buttons(b) => send_interactive::buttons(b),
         OutboundContent::List(b) => send_interactive::list(b),
     };
+    // A reaction is no message of the chat's: it carries no timer.
+    let timer = match content {
+        OutboundContent::Reaction(_) => None,
+        _ => chat_timers::of_chat(client, store, session_id, &jid).await,
+    };
     send_built(
         client,
         store,
@@ -111,6 +118,7 @@ pub async fn send(
         message_id,
         &jid,
         message,
+        timer,
         stores.ack_wait,
     )
     .await
@@ -126,6 +134,11 @@ pub async fn send(
 /// acceptance gives the server's
 /// timestamp. No answer in time keeps the written stanza's answer: the
 /// message is out, the server just has not said so yet.
+///
+/// `timer` is the chat's disappearing-messages timer, in seconds: the crate
+/// puts it in the message's `contextInfo.expiration`, so it disappears with
+/// the rest of the chat.
+#[allow(clippy::too_many_arguments)]
 pub(super) async fn send_built(
     client: &Arc<Client>,
     store: &Store,
@@ -133,6 +146,7 @@ pub(super) async fn send_built(
     message_id: &str,
     jid: &whatsapp_rust::Jid,
     message: wa::Message,
+    timer: Option<u32>,
     ack_wait: Duration,
 ) -> Result<SendReceipt, NetworkError> {
     // The crate consumes the message; the copy is what gets kept.
@@ -144,7 +158,7 @@ pub(super) async fn send_built(
             .attr("id", message_id),
     );
     let sent = client
-        .send_message_with_options(jid.clone(), message, send_options(message_id))
+        .send_message_with_options(jid.clone(), message, send_options(message_id, timer))
         .await
         .map_err(super::send_error::send_error)?;
     let mut receipt = receipt(sent.message_id);
@@ -184,8 +198,12 @@ pub fn refusal(code: &str) -> NetworkError {
 
 /// Every send goes out under the gateway's message id, so a retry of the
 /// same send (blasts, the scheduler) is the same message to WhatsApp.
-fn send_options(message_id: &str) -> SendOptions {
-    SendOptions::default().with_message_id(message_id)
+fn send_options(message_id: &str, timer: Option<u32>) -> SendOptions {
+    let options = SendOptions::default().with_message_id(message_id);
+    match timer {
+        Some(secs) if secs > 0 => options.with_ephemeral_expiration(secs),
+        _ => options,
+    }
 }
 
 fn receipt(message_id: String) -> SendReceipt {
@@ -477,10 +495,15 @@ mod tests {
     }
 
     #[test]
-    fn every_send_goes_out_under_the_gateways_message_id() {
+    fn every_send_goes_out_under_the_gateways_message_id_with_its_chats_timer() {
+        let options = send_options("3EB0GATEWAY", None);
+        assert_eq!(options.message_id.as_deref(), Some("3EB0GATEWAY"));
+        assert_eq!(options.ephemeral_expiration, None);
+        let options = send_options("3EB0GATEWAY", Some(86_400));
+        assert_eq!(options.ephemeral_expiration, Some(86_400));
         assert_eq!(
-            send_options("3EB0GATEWAY").message_id.as_deref(),
-            Some("3EB0GATEWAY")
+            send_options("3EB0GATEWAY", Some(0)).ephemeral_expiration,
+            None
         );
     }
 

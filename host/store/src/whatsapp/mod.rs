@@ -7,7 +7,8 @@
 //! per table. Message history in three more: `WA_MESSAGES` keeps the raw
 //! protos of sent and received messages (for quotes and poll votes), with its
 //! time index `WA_MESSAGES_BY_TIME` and per-session row count
-//! `WA_MESSAGE_COUNTS` (`messages.rs`). A session is one key range in each,
+//! `WA_MESSAGE_COUNTS` (`messages.rs`); each chat's disappearing-messages
+//! timer in `WA_CHAT_TIMERS` (`chat_timers.rs`). A session is one key range in each,
 //! so [`delete_session_whatsapp`] (called by `Store::delete_session`) drops
 //! all of it in the session's delete transaction; a logout
 //! ([`Store::wipe_whatsapp_state`](super::Store::wipe_whatsapp_state)) drops
@@ -25,12 +26,13 @@ use redb::{ReadableTable, TableDefinition, WriteTransaction};
 
 use super::StoreResult;
 use super::tables::{
-    WA_APP_STATE, WA_DEVICE, WA_MESSAGE_COUNTS, WA_MESSAGES, WA_MESSAGES_BY_TIME, WA_PROTOCOL,
-    WA_SIGNAL,
+    WA_APP_STATE, WA_CHAT_TIMERS, WA_DEVICE, WA_MESSAGE_COUNTS, WA_MESSAGES, WA_MESSAGES_BY_TIME,
+    WA_PROTOCOL, WA_SIGNAL,
 };
 
 #[cfg(feature = "whatsapp")]
 mod app_state;
+mod chat_timers;
 #[cfg(all(test, feature = "whatsapp"))]
 mod conformance;
 #[cfg(all(test, feature = "whatsapp"))]
@@ -70,11 +72,12 @@ pub(crate) fn create_tables(tx: &WriteTransaction) -> StoreResult<()> {
     tx.open_table(WA_MESSAGES)?;
     tx.open_table(WA_MESSAGES_BY_TIME)?;
     tx.open_table(WA_MESSAGE_COUNTS)?;
+    tx.open_table(WA_CHAT_TIMERS)?;
     Ok(())
 }
 
-/// Removes every row the backend keeps for `session_id`: device state and
-/// message history.
+/// Removes every row the backend keeps for `session_id`: device state,
+/// message history and chat timers.
 pub(crate) fn delete_session_whatsapp(tx: &WriteTransaction, session_id: &str) -> StoreResult<()> {
     delete_device_state(tx, session_id)?;
     delete_message_history(tx, session_id)
@@ -89,7 +92,8 @@ fn delete_device_state(tx: &WriteTransaction, session_id: &str) -> StoreResult<(
     Ok(())
 }
 
-/// Removes the kept message protos of `session_id`, their time index and count.
+/// Removes the kept message protos of `session_id`, their time index and
+/// count, and its chat timers.
 fn delete_message_history(tx: &WriteTransaction, session_id: &str) -> StoreResult<()> {
     super::delete_session_keys(tx, WA_MESSAGES, session_id)?;
     let mut by_time = tx.open_table(WA_MESSAGES_BY_TIME)?;
@@ -106,7 +110,7 @@ fn delete_message_history(tx: &WriteTransaction, session_id: &str) -> StoreResul
         by_time.remove((session_id, ts, id.as_str()))?;
     }
     tx.open_table(WA_MESSAGE_COUNTS)?.remove(session_id)?;
-    Ok(())
+    super::delete_session_keys(tx, WA_CHAT_TIMERS, session_id)
 }
 
 impl super::Store {

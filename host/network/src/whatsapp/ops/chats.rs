@@ -19,7 +19,7 @@ use crate::domain::time::unix_now_ms;
 use crate::whatsapp::map::contact_lookups::contact_error;
 use crate::whatsapp::send::{send_built, wa_jid};
 use crate::whatsapp::session::WaSession;
-use crate::whatsapp::{actions, history};
+use crate::whatsapp::{actions, chat_timers, history};
 use crate::{NetworkError, SendReceipt};
 
 fn app_state_error(what: &str, e: &AppStateError) -> NetworkError {
@@ -146,6 +146,14 @@ impl ChatOps for WaSession {
             });
         }
         let message = self.built_action(&client, action).await?;
+        // A forward is a message of the chat, with its timer; a revoke, an
+        // edit or a pin acts on one and carries none.
+        let timer = match action {
+            MessageAction::Forward { .. } | MessageAction::ForwardText { .. } => {
+                chat_timers::of_chat(&client, &self.inner.store, &self.inner.id, &to).await
+            }
+            _ => None,
+        };
         send_built(
             &client,
             &self.inner.store,
@@ -153,6 +161,7 @@ impl ChatOps for WaSession {
             message_id,
             &to,
             message,
+            timer,
             self.inner.config.send_ack_wait,
         )
         .await
