@@ -14,6 +14,7 @@ use super::off_thread::with_store;
 use super::send::wa_jid;
 use crate::SendReceipt;
 use crate::domain::jid::{Jid, JidKind};
+use crate::domain::message::Direction;
 use crate::store::Store;
 use crate::store::whatsapp::WaMessageRow;
 
@@ -74,17 +75,37 @@ pub(super) fn sent_row(
 /// The reply context for quoting `quoted_id` in a message to `to`, from the
 /// session's kept messages (read off the async workers). A store failure is
 /// logged and quotes by id alone, as for an unknown message.
+///
+/// A message the history does not keep (pruned, or from before the gateway
+/// kept any) is quoted by id, with its author from the gateway's own record
+/// of it when there is one: this account for one it sent, its sender for
+/// one it received.
 pub(super) async fn look_up_quote(
+    client: &Client,
     store: &Store,
     session_id: &str,
     quoted_id: &str,
     to: &Jid,
 ) -> wa::ContextInfo {
     let quoted = kept(store, session_id, quoted_id).await;
-    if quoted.is_none() {
-        tracing::debug!(session = %session_id, quoted = %quoted_id, "the quoted message is not kept (or not readable); quoting it by id only");
+    if quoted.is_some() {
+        return quote_context(quoted_id, to, quoted.as_ref());
     }
-    quote_context(quoted_id, to, quoted.as_ref())
+    tracing::debug!(session = %session_id, quoted = %quoted_id, "the quoted message is not kept (or not readable); quoting it by id");
+    let id = quoted_id.to_owned();
+    let record = with_store(store, session_id, move |s, sid| s.message_by_id(sid, &id))
+        .await
+        .unwrap_or_else(|e| {
+            tracing::warn!(session = %session_id, quoted = %quoted_id, error = %e, "could not read the quoted message's record");
+            None
+        });
+    let author = record.and_then(|r| match r.direction {
+        Direction::Outbound => wa_jid(to)
+            .ok()
+            .and_then(|to| own_jid(&to, client.pn(), client.lid())),
+        Direction::Inbound => r.sender.and_then(|s| s.parse().ok()),
+    });
+    unknown_quote(quoted_id, to, author.as_ref())
 }
 
 /// The kept row with this id, read off the async workers; `None` when it
@@ -166,10 +187,26 @@ pub fn quote_context(quoted_id: &str, to: &Jid, quoted: Option<&Quoted>) -> wa::
         }
         return context;
     }
+    unknown_quote(quoted_id, to, None)
+}
+
+/// The `ContextInfo` of a reply to a message whose content is not kept: its
+/// id, and its author as `participant` when known; else, in a one-to-one
+/// chat, the chat (the likelier author of a message worth answering; in a
+/// group the author is unknown).
+pub fn unknown_quote(
+    quoted_id: &str,
+    to: &Jid,
+    author: Option<&whatsapp_rust::Jid>,
+) -> wa::ContextInfo {
     let one_to_one = matches!(to.kind(), JidKind::User | JidKind::Lid);
+    let participant = match author {
+        Some(a) => Some(a.to_non_ad_string()),
+        None => one_to_one.then(|| to.to_string()),
+    };
     wa::ContextInfo {
         stanza_id: Some(quoted_id.to_owned()),
-        participant: one_to_one.then(|| to.to_string()),
+        participant,
         ..Default::default()
     }
 }
@@ -337,6 +374,54 @@ mod tests {
             assert_eq!(ctx.participant.as_deref(), Some(chat));
             assert!(ctx.quoted_message.is_unset());
         }
+    }
+
+    #[test]
+    fn a_quote_not_kept_names_the_author_the_gateways_record_gives_ours_included() {
+        let own: whatsapp_rust::Jid = "15550001111:3@s.whatsapp.net".parse().unwrap();
+        let ctx = unknown_quote("Q1", &jid("15552223333@s.whatsapp.net"), Some(&own));
+        assert_eq!(
+            ctx.participant.as_deref(),
+            Some("15550001111@s.whatsapp.net")
+        );
+        let member: whatsapp_rust::Jid = "15554445555@s.whatsapp.net".parse().unwrap();
+        let ctx = unknown_quote("Q1", &jid("120363000000000001@g.us"), Some(&member));
+        assert_eq!(
+            ctx.participant.as_deref(),
+            Some("15554445555@s.whatsapp.net")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_reply_to_a_message_the_history_lost_quotes_the_author_the_gateway_recorded() {
+        use crate::domain::message::MessageRecord;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let backend =
+            std::sync::Arc::new(crate::store::whatsapp::WaStore::new(store.clone(), "wa"));
+        let client = crate::whatsapp::tests_pump::offline_client(backend).await;
+        let group = "120363000000000001@g.us";
+        store
+            .append_message(&MessageRecord {
+                message_id: "GONE1".into(),
+                session_id: "wa".into(),
+                direction: Direction::Inbound,
+                chat: group.into(),
+                sender: Some("15554445555@s.whatsapp.net".into()),
+                kind: "text".into(),
+                body: serde_json::json!({"text": "hi"}),
+                timestamp: 1_700_000_000,
+            })
+            .unwrap();
+        let ctx = look_up_quote(&client, &store, "wa", "GONE1", &jid(group)).await;
+        assert_eq!(ctx.stanza_id.as_deref(), Some("GONE1"));
+        assert_eq!(
+            ctx.participant.as_deref(),
+            Some("15554445555@s.whatsapp.net"),
+            "the member who wrote it, not nobody"
+        );
+        let ctx = look_up_quote(&client, &store, "wa", "NEVER", &jid(group)).await;
+        assert_eq!(ctx.participant, None);
     }
 
     #[test]

@@ -76,7 +76,7 @@ pub async fn send(
         OutboundContent::Text(b) => {
             let quote = match &b.quoted_message_id {
                 Some(quoted_id) => {
-                    Some(history::look_up_quote(store, session_id, quoted_id, to).await)
+                    Some(history::look_up_quote(client, store, session_id, quoted_id, to).await)
                 }
                 None => None,
             };

@@ -31,7 +31,7 @@ use crate::store::Store;
 use crate::store::whatsapp::WaStore;
 
 /// A crate client on the session's device state, built but never started.
-async fn offline_client(backend: Arc<WaStore>) -> Arc<Client> {
+pub(super) async fn offline_client(backend: Arc<WaStore>) -> Arc<Client> {
     let bot = Bot::builder()
         .with_backend_arc(backend)
         .with_transport_factory(TokioWebSocketTransportFactory::new())
