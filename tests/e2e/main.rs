@@ -120,6 +120,8 @@ mod wire_pairing;
 mod wire_receipts;
 #[cfg(feature = "whatsapp")]
 mod wire_sends;
+#[cfg(feature = "whatsapp")]
+mod wire_walkthrough;
 
 /// The binary built from the host's `main.rs` (see tests/Cargo.toml).
 pub(crate) const BINARY: &str = env!("CARGO_BIN_EXE_switchboard-e2e");

@@ -13,6 +13,7 @@ pub mod receiver;
 pub mod small_disk;
 pub mod sse;
 pub mod venv;
+pub mod walkthrough;
 #[cfg(feature = "whatsapp")]
 pub mod wire;
 
