@@ -113,6 +113,8 @@ mod wire_failures;
 #[cfg(feature = "whatsapp")]
 mod wire_groups;
 #[cfg(feature = "whatsapp")]
+mod wire_media_memory;
+#[cfg(feature = "whatsapp")]
 mod wire_messages;
 #[cfg(feature = "whatsapp")]
 mod wire_pairing;

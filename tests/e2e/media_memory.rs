@@ -11,7 +11,7 @@ use switchboard_tests::crash::{Intervals, Rig, until};
 use crate::BINARY;
 
 /// A `/proc/<pid>/status` figure in bytes (`VmHWM`: peak resident; `VmRSS`: now).
-fn proc_bytes(pid: u32, field: &str) -> u64 {
+pub(crate) fn proc_bytes(pid: u32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc status");
     let line = status
         .lines()
@@ -25,12 +25,12 @@ fn proc_bytes(pid: u32, field: &str) -> u64 {
     kib * 1024
 }
 
-const FILE_BYTES: usize = 100_000_000;
+pub(crate) const FILE_BYTES: usize = 100_000_000;
 const CHUNK: usize = 1 << 20;
 
 /// The test file, made chunk by chunk as it is sent (the harness holds no
 /// copy either).
-fn chunk(i: usize) -> Vec<u8> {
+pub(crate) fn chunk(i: usize) -> Vec<u8> {
     let len = CHUNK.min(FILE_BYTES - i * CHUNK);
     (0..len).map(|j| ((i * 31 + j * 7) % 251) as u8).collect()
 }

@@ -14,7 +14,11 @@ use crate::server::State;
 
 /// Serves uploads and downloads until the listener fails.
 pub async fn serve(state: Arc<State>, listener: tokio::net::TcpListener) {
-    let app = axum::Router::new().fallback(handle).with_state(state);
+    // Media as large as WhatsApp takes (axum's 2 MB default would refuse it).
+    let app = axum::Router::new()
+        .fallback(handle)
+        .layer(axum::extract::DefaultBodyLimit::disable())
+        .with_state(state);
     let _ = axum::serve(listener, app).await;
 }
 

@@ -186,7 +186,7 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn the_recording_http_client_streams_as_the_client_it_wraps_does() {
+    async fn the_recording_http_client_streams_downloads_and_uploads_as_the_client_it_wraps_does() {
         let http = ReqwestHttp::new(HTTP_TIMEOUT).expect("an HTTP client");
         let wraps = http.supports_streaming();
         let recording = Recording {
@@ -195,6 +195,9 @@ mod tests {
         };
         assert!(wraps, "the gateway's client streams downloads on a runtime");
         assert_eq!(recording.supports_streaming(), wraps);
-        assert!(!recording.supports_upload_streaming());
+        assert!(
+            recording.supports_upload_streaming(),
+            "and uploads, through the wrapper"
+        );
     }
 }

@@ -1,7 +1,8 @@
 //! The crate's `HttpClient` on reqwest (already in the tree with rustls and
 //! ring), used for the version check and media transfers. Downloads stream:
 //! the crate reads the answer through a blocking reader over the body as it
-//! arrives, so a media download never holds the whole file in memory.
+//! arrives, so a media download never holds the whole file in memory; an
+//! upload's body is fed from the crate's reader the same way.
 //!
 //! The crate builds a download's URL from a `direct_path` a remote sender
 //! chose, so every request is held to the shape WhatsApp's own take
@@ -11,13 +12,14 @@
 //! only, and the connection goes to the addresses it checked); no proxy is
 //! read from the environment.
 
+use std::io::Read as _;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use futures_util::TryStreamExt;
 use switchboard_egress::Guard;
 use whatsapp_rust::http::{HttpClient, HttpRequest, HttpResponse};
-use whatsapp_rust::wacore::net::StreamingHttpResponse;
+use whatsapp_rust::wacore::net::{StreamingHttpResponse, UploadBody};
 
 /// Makes rustls's `ring` backend the process's provider (kept when one is
 /// already installed): reqwest is built without a provider of its own, and
@@ -160,6 +162,16 @@ impl ReqwestHttp {
 
 impl ReqwestHttp {
     async fn send(&self, request: HttpRequest) -> anyhow::Result<reqwest::Response> {
+        self.send_with(request, None).await
+    }
+
+    /// Sends `request`, with `streamed` as its body instead of the
+    /// request's own when given.
+    async fn send_with(
+        &self,
+        request: HttpRequest,
+        streamed: Option<reqwest::Body>,
+    ) -> anyhow::Result<reqwest::Response> {
         if self.whatsapp_only
             && let Err(why) = check_whatsapp_url(&request.url)
         {
@@ -179,12 +191,21 @@ impl ReqwestHttp {
         for (k, v) in &request.headers {
             builder = builder.header(k, v);
         }
-        if let Some(body) = request.body {
+        if let Some(body) = streamed {
+            builder = builder.body(body);
+        } else if let Some(body) = request.body {
             builder = builder.body(body);
         }
         Ok(builder.send().await?)
     }
 }
+
+/// How much of an upload body is read at a time.
+const UPLOAD_CHUNK: usize = 64 * 1024;
+
+/// Chunks of an upload body on their way from the crate's blocking reader
+/// to the request on the runtime: a few, so the file is never in memory.
+const UPLOAD_CHUNKS_IN_FLIGHT: usize = 4;
 
 #[async_trait]
 impl HttpClient for ReqwestHttp {
@@ -217,6 +238,59 @@ impl HttpClient for ReqwestHttp {
             )),
         })
     }
+
+    /// Uploads stream the same way, in the other direction.
+    fn supports_upload_streaming(&self) -> bool {
+        tokio::runtime::Handle::try_current().is_ok()
+    }
+
+    /// Called by the crate on a blocking thread with a reader over the
+    /// encrypted file: the request goes out on the runtime with the exact
+    /// `Content-Length` (WhatsApp's media hosts take no chunked uploads),
+    /// its body fed from the reader a chunk at a time, so the upload never
+    /// holds the file in memory.
+    fn execute_upload(
+        &self,
+        request: HttpRequest,
+        mut body: UploadBody,
+        content_length: u64,
+    ) -> anyhow::Result<HttpResponse> {
+        let handle = tokio::runtime::Handle::try_current()?;
+        let (chunks, rx) =
+            tokio::sync::mpsc::channel::<std::io::Result<bytes::Bytes>>(UPLOAD_CHUNKS_IN_FLIGHT);
+        let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|chunk| (chunk, rx))
+        });
+        let mut request = request;
+        request.body = None;
+        request
+            .headers
+            .insert("Content-Length".into(), content_length.to_string());
+        let this = self.clone();
+        let sending = handle.spawn(async move {
+            let response = this
+                .send_with(request, Some(reqwest::Body::wrap_stream(stream)))
+                .await?;
+            let status_code = response.status().as_u16();
+            let body = response.bytes().await?.to_vec();
+            anyhow::Ok(HttpResponse { status_code, body })
+        });
+        let mut buf = vec![0u8; UPLOAD_CHUNK];
+        loop {
+            let chunk = match body.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => Ok(bytes::Bytes::copy_from_slice(&buf[..n])),
+                Err(e) => Err(e),
+            };
+            let failed = chunk.is_err();
+            // A closed channel: the request ended early; its answer says why.
+            if chunks.blocking_send(chunk).is_err() || failed {
+                break;
+            }
+        }
+        drop(chunks);
+        handle.block_on(sending)?
+    }
 }
 
 #[cfg(test)]
@@ -246,6 +320,68 @@ mod tests {
         })
         .await
         .unwrap()
+    }
+
+    /// Takes one request and answers 200 with `{}`; its head and body.
+    async fn capture_one() -> (String, tokio::task::JoinHandle<(String, Vec<u8>)>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mms/document/abc", listener.local_addr().unwrap());
+        let taken = tokio::spawn(async move {
+            let (mut conn, _) = listener.accept().await.unwrap();
+            let mut got = Vec::new();
+            let mut buf = [0u8; 64 * 1024];
+            let head_end = loop {
+                let n = conn.read(&mut buf).await.unwrap();
+                got.extend_from_slice(&buf[..n]);
+                if let Some(i) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+                    break i + 4;
+                }
+            };
+            let head = String::from_utf8_lossy(&got[..head_end]).to_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length: "))
+                .and_then(|v| v.trim().parse().ok())
+                .expect("a content-length");
+            let mut body = got[head_end..].to_vec();
+            while body.len() < length {
+                let n = conn.read(&mut buf).await.unwrap();
+                assert!(n > 0, "the body ended early");
+                body.extend_from_slice(&buf[..n]);
+            }
+            let answer = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}";
+            conn.write_all(answer.as_bytes()).await.unwrap();
+            (head, body)
+        });
+        (url, taken)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_upload_is_fed_from_the_crates_reader_with_its_exact_length_not_chunked() {
+        let (url, taken) = capture_one().await;
+        let http = ReqwestHttp::local(Duration::from_secs(5)).unwrap();
+        assert!(http.supports_upload_streaming());
+        let body: Vec<u8> = (0..1_000_000u32).map(|i| (i % 253) as u8).collect();
+        let sent = body.clone();
+        let answer = tokio::task::spawn_blocking(move || {
+            let request = HttpRequest {
+                url,
+                method: "POST".into(),
+                headers: Default::default(),
+                body: None,
+            };
+            let len = sent.len() as u64;
+            http.execute_upload(request, Box::new(std::io::Cursor::new(sent)), len)
+        })
+        .await
+        .unwrap()
+        .unwrap();
+        assert_eq!((answer.status_code, answer.body), (200, b"{}".to_vec()));
+        let (head, got) = taken.await.unwrap();
+        assert!(!head.contains("transfer-encoding"), "{head}");
+        assert!(head.contains("content-length: 1000000"), "{head}");
+        assert_eq!(got, body);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -5,13 +5,17 @@
 //! [`Fetcher`](switchboard_egress::Fetcher): only checked public addresses
 //! (unless `MEDIA_URL_ALLOW_PRIVATE`), pinned, no redirect, no
 //! environment proxy, within `MEDIA_URL_TIMEOUT_SECS`, never more than the
-//! kind's limit held.
+//! kind's limit held. A stored media is never held whole: it is encrypted
+//! into a temporary file as it is read and uploaded from there.
+
+use std::io::Write as _;
 
 use futures_util::StreamExt;
 use switchboard_egress::{FetchError, MediaUrlConfig};
 use whatsapp_rust::Client;
 use whatsapp_rust::download::MediaType;
 use whatsapp_rust::upload::UploadOptions;
+use whatsapp_rust::wacore::upload::{EncryptedMediaInfo, MediaEncryptor, UploadSource};
 use whatsapp_rust::waproto::buffa::MessageField;
 use whatsapp_rust::waproto::whatsapp as wa;
 
@@ -61,24 +65,54 @@ pub(super) async fn upload(
     let bytes = match source {
         MediaSource::Data(d) => d.clone(),
         MediaSource::Url(url) => fetch(stores.media_urls, url, size_limit(&kind)).await?,
-        MediaSource::Stored(id) => stored(stores.media, session_id, id, size_limit(&kind)).await?,
+        MediaSource::Stored(id) => {
+            return stored(client, stores.media, session_id, id, kind).await;
+        }
     };
     client
         .upload(bytes, kind, UploadOptions::default())
         .await
         .map(Uploaded::from)
-        .map_err(|e| NetworkError::Failed(format!("the media upload failed: {e}")))
+        .map_err(upload_failed)
 }
 
-/// The bytes of a media the session holds (an upload, or inbound media),
-/// bounded like media given inline. The crate encrypts and uploads from
-/// memory, so this is where a stored media is read whole, once, per send.
+fn upload_failed(e: impl std::fmt::Display) -> NetworkError {
+    NetworkError::Failed(format!("the media upload failed: {e}"))
+}
+
+/// Uploads a media the session holds (an upload, or inbound media), bounded
+/// like media given inline, without holding it in memory: it is encrypted
+/// on a blocking thread as it is read from the media store, into an
+/// unlinked temporary file (`spool`), and the crate streams the upload from
+/// that file (`upload_stream`; the HTTP client feeds the request from it
+/// chunk by chunk). A retry of the upload reads the file again.
 async fn stored(
+    client: &Client,
+    media: &MediaStore,
+    session_id: &str,
+    media_id: &str,
+    kind: MediaType,
+) -> Result<Uploaded, NetworkError> {
+    let bytes = stored_bytes(media, session_id, media_id, size_limit(&kind)).await?;
+    let (spooled, info) = spool(bytes, kind, media_id).await?;
+    client
+        .upload_stream(spooled, info, kind)
+        .await
+        .map(Uploaded::from)
+        .map_err(upload_failed)
+}
+
+/// The bytes of a media the session holds, as the media store streams
+/// them, once its size is known to be within `limit`.
+async fn stored_bytes(
     media: &MediaStore,
     session_id: &str,
     media_id: &str,
     limit: usize,
-) -> Result<Vec<u8>, NetworkError> {
+) -> Result<
+    futures_util::stream::BoxStream<'static, Result<bytes::Bytes, std::io::Error>>,
+    NetworkError,
+> {
     let key = media_key(session_id, media_id);
     let unreadable = |e: MediaStoreError| {
         NetworkError::Failed(format!("the media `{media_id}` could not be read: {e}"))
@@ -98,14 +132,84 @@ async fn stored(
             limit >> 20
         )));
     }
-    let blob = media.read(&key, None).await.map_err(unreadable)?;
-    let mut bytes = Vec::with_capacity(size as usize);
-    let mut stream = blob.stream;
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| unreadable(MediaStoreError::Backend(e.to_string())))?;
-        bytes.extend_from_slice(&chunk);
+    Ok(media.read(&key, None).await.map_err(unreadable)?.stream)
+}
+
+/// Encrypts `bytes` as media of `kind`, on a blocking thread as they come,
+/// into an unlinked temporary file; the file and what the encryption gave.
+async fn spool(
+    mut bytes: futures_util::stream::BoxStream<'static, Result<bytes::Bytes, std::io::Error>>,
+    kind: MediaType,
+    media_id: &str,
+) -> Result<(Spooled, EncryptedMediaInfo), NetworkError> {
+    let (chunks, mut rx) = tokio::sync::mpsc::channel::<bytes::Bytes>(CHUNKS_IN_FLIGHT);
+    let sidecar = matches!(kind, MediaType::Audio | MediaType::Video);
+    let encrypting = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
+        let mut file = tempfile::tempfile()?;
+        let mut encryptor = MediaEncryptor::new_with_sidecar(kind, sidecar)?;
+        let mut out = std::io::BufWriter::new(&mut file);
+        while let Some(chunk) = rx.blocking_recv() {
+            encryptor.update_to_writer(&chunk, &mut out)?;
+        }
+        let info = encryptor.finalize_to_writer(&mut out)?;
+        out.flush()?;
+        drop(out);
+        let len = file.metadata()?.len();
+        Ok((Spooled { file, len }, info))
+    });
+    while let Some(chunk) = bytes.next().await {
+        let chunk = chunk.map_err(|e| {
+            NetworkError::Failed(format!("the media `{media_id}` could not be read: {e}"))
+        })?;
+        // A closed channel: the encryption failed, and says why below.
+        if chunks.send(chunk).await.is_err() {
+            break;
+        }
     }
-    Ok(bytes)
+    drop(chunks);
+    encrypting
+        .await
+        .map_err(upload_failed)?
+        .map_err(|e| upload_failed(format!("could not encrypt the media: {e}")))
+}
+
+/// Chunks of a stored media on their way to the encrypting thread.
+const CHUNKS_IN_FLIGHT: usize = 4;
+
+/// A media encrypted into an unlinked temporary file, as the crate's
+/// streaming upload reads it: from any offset, as often as it retries.
+struct Spooled {
+    file: std::fs::File,
+    len: u64,
+}
+
+impl UploadSource for Spooled {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn reader_from(&self, offset: u64) -> std::io::Result<Box<dyn std::io::Read + Send>> {
+        Ok(Box::new(ReadAt {
+            file: self.file.try_clone()?,
+            offset,
+        }))
+    }
+}
+
+/// Reads a file from its own offset (positioned reads), so readers of the
+/// same file never move each other's place.
+struct ReadAt {
+    file: std::fs::File,
+    offset: u64,
+}
+
+impl std::io::Read for ReadAt {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        let n = self.file.read_at(buf, self.offset)?;
+        self.offset += n as u64;
+        Ok(n)
+    }
 }
 
 /// The largest media of a kind the gateway sends: the same limits as for
@@ -291,6 +395,21 @@ mod tests {
         media
     }
 
+    /// The bytes of session `s`'s media `up-1` within `limit`, collected.
+    async fn stored(
+        media: &MediaStore,
+        session: &str,
+        id: &str,
+        limit: usize,
+    ) -> Result<Vec<u8>, NetworkError> {
+        let mut stream = stored_bytes(media, session, id, limit).await?;
+        let mut all = Vec::new();
+        while let Some(chunk) = stream.next().await {
+            all.extend_from_slice(&chunk.unwrap());
+        }
+        Ok(all)
+    }
+
     #[tokio::test]
     async fn a_stored_upload_is_read_back_only_within_its_kinds_limit_and_only_by_its_session() {
         let dir = tempfile::tempdir().unwrap();
@@ -310,6 +429,46 @@ mod tests {
             Err(NetworkError::Rejected(m)) => assert!(m.contains("no longer"), "{m}"),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_stored_media_spooled_in_pieces_decrypts_to_itself_and_reads_from_any_offset() {
+        use std::io::Read as _;
+        use whatsapp_rust::wacore::download::DownloadUtils;
+        let bytes: Vec<u8> = (0..300_000u32).map(|i| (i % 241) as u8).collect();
+        let pieces: Vec<Result<bytes::Bytes, std::io::Error>> = bytes
+            .chunks(7_777)
+            .map(|c| Ok(bytes::Bytes::copy_from_slice(c)))
+            .collect();
+        let stream = futures_util::stream::iter(pieces).boxed();
+        let (spooled, info) = spool(stream, MediaType::Video, "up-1").await.unwrap();
+        assert_eq!(info.file_length, bytes.len() as u64);
+        assert!(info.streaming_sidecar.is_some(), "a video gets its sidecar");
+        let mut encrypted = Vec::new();
+        spooled
+            .reader_from(0)
+            .unwrap()
+            .read_to_end(&mut encrypted)
+            .unwrap();
+        assert_eq!(encrypted.len() as u64, spooled.len());
+        let plain =
+            DownloadUtils::verify_and_decrypt(&encrypted, &info.media_key, MediaType::Video)
+                .unwrap();
+        assert_eq!(plain, bytes);
+        // A retry resumes at an offset; two readers never move each other.
+        let mut first = spooled.reader_from(0).unwrap();
+        let mut tail = Vec::new();
+        spooled
+            .reader_from(1_000)
+            .unwrap()
+            .read_to_end(&mut tail)
+            .unwrap();
+        let mut head = [0u8; 16];
+        first.read_exact(&mut head).unwrap();
+        assert_eq!(
+            (&head[..], &tail[..]),
+            (&encrypted[..16], &encrypted[1_000..])
+        );
     }
 
     #[tokio::test]
