@@ -67,9 +67,19 @@ async fn at_customer<T>(customer: &Customer, f: impl Fn(&wa::Message) -> Option<
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_image_from_the_gateway_is_uploaded_and_the_customer_decrypts_the_same_bytes() {
+async fn an_image_from_the_gateway_is_uploaded_and_the_customer_decrypts_the_same_bytes_and_sees_its_size_and_preview()
+ {
     let (w, customer) = pair().await;
-    let bytes: Vec<u8> = (0..40_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    let picture = image::RgbImage::from_fn(300, 150, |x, y| {
+        image::Rgb([(x % 256) as u8, (y % 256) as u8, 120])
+    });
+    let mut bytes = Vec::new();
+    picture
+        .write_to(
+            &mut std::io::Cursor::new(&mut bytes),
+            image::ImageFormat::Png,
+        )
+        .unwrap();
     let up = w
         .server
         .http()
@@ -94,6 +104,13 @@ async fn an_image_from_the_gateway_is_uploaded_and_the_customer_decrypts_the_sam
         .expect(200);
     let image = at_customer(&customer, |m| m.image_message.as_option().cloned()).await;
     assert_eq!(image.caption.as_deref(), Some("a picture"));
+    assert_eq!((image.width, image.height), (Some(300), Some(150)));
+    let preview = image::load_from_memory(image.jpeg_thumbnail.as_deref().unwrap()).unwrap();
+    assert_eq!(
+        (preview.width(), preview.height()),
+        (72, 36),
+        "a small preview of its shape"
+    );
     let got = customer.client.download(&image).await.unwrap();
     assert_eq!(got, bytes, "the customer decrypts what the gateway sent");
 }

@@ -53,6 +53,8 @@ mod lane;
 #[cfg(feature = "whatsapp")]
 pub mod map;
 #[cfg(feature = "whatsapp")]
+mod media_facts;
+#[cfg(feature = "whatsapp")]
 mod off_thread;
 #[cfg(feature = "whatsapp")]
 mod ops;

@@ -24,6 +24,7 @@ use crate::domain::send::{
     MAX_AUDIO_BYTES, MAX_DOCUMENT_BYTES, MAX_IMAGE_BYTES, MAX_VIDEO_BYTES, MediaSource,
 };
 use crate::media_store::{MediaStore, MediaStoreError, media_key};
+use crate::whatsapp::media_facts::{self, Facts};
 use crate::whatsapp::send::Stores;
 
 /// What an upload gave, for the media message fields.
@@ -38,6 +39,8 @@ pub(super) struct Uploaded {
     file_length: u64,
     media_key_timestamp: i64,
     streaming_sidecar: Option<Vec<u8>>,
+    /// What was read of the plain media (size, length, thumbnail).
+    facts: Facts,
 }
 
 impl From<whatsapp_rust::upload::UploadResponse> for Uploaded {
@@ -51,6 +54,7 @@ impl From<whatsapp_rust::upload::UploadResponse> for Uploaded {
             file_length: u.file_length,
             media_key_timestamp: u.media_key_timestamp,
             streaming_sidecar: u.streaming_sidecar,
+            facts: Facts::default(),
         }
     }
 }
@@ -69,11 +73,19 @@ pub(super) async fn upload(
             return stored(client, stores.media, session_id, id, kind).await;
         }
     };
-    client
+    let (bytes, facts) = tokio::task::spawn_blocking(move || {
+        let facts = media_facts::read(kind, &mut std::io::Cursor::new(&bytes));
+        (bytes, facts)
+    })
+    .await
+    .map_err(upload_failed)?;
+    let mut up = client
         .upload(bytes, kind, UploadOptions::default())
         .await
         .map(Uploaded::from)
-        .map_err(upload_failed)
+        .map_err(upload_failed)?;
+    up.facts = facts;
+    Ok(up)
 }
 
 fn upload_failed(e: impl std::fmt::Display) -> NetworkError {
@@ -94,12 +106,14 @@ async fn stored(
     kind: MediaType,
 ) -> Result<Uploaded, NetworkError> {
     let bytes = stored_bytes(media, session_id, media_id, size_limit(&kind)).await?;
-    let (spooled, info) = spool(bytes, kind, media_id).await?;
-    client
+    let (spooled, info, facts) = spool(bytes, kind, media_id).await?;
+    let mut up = client
         .upload_stream(spooled, info, kind)
         .await
         .map(Uploaded::from)
-        .map_err(upload_failed)
+        .map_err(upload_failed)?;
+    up.facts = facts;
+    Ok(up)
 }
 
 /// The bytes of a media the session holds, as the media store streams
@@ -136,26 +150,41 @@ async fn stored_bytes(
 }
 
 /// Encrypts `bytes` as media of `kind`, on a blocking thread as they come,
-/// into an unlinked temporary file; the file and what the encryption gave.
+/// into an unlinked temporary file; the file, what the encryption gave, and
+/// the facts of the plain media (read from a second temporary file of the
+/// plain bytes, kept only for a picture, a video or an audio).
 async fn spool(
     mut bytes: futures_util::stream::BoxStream<'static, Result<bytes::Bytes, std::io::Error>>,
     kind: MediaType,
     media_id: &str,
-) -> Result<(Spooled, EncryptedMediaInfo), NetworkError> {
+) -> Result<(Spooled, EncryptedMediaInfo, Facts), NetworkError> {
     let (chunks, mut rx) = tokio::sync::mpsc::channel::<bytes::Bytes>(CHUNKS_IN_FLIGHT);
     let sidecar = matches!(kind, MediaType::Audio | MediaType::Video);
+    let has_facts = matches!(kind, MediaType::Image | MediaType::Video | MediaType::Audio);
     let encrypting = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
         let mut file = tempfile::tempfile()?;
+        let mut plain = if has_facts {
+            Some(std::io::BufWriter::new(tempfile::tempfile()?))
+        } else {
+            None
+        };
         let mut encryptor = MediaEncryptor::new_with_sidecar(kind, sidecar)?;
         let mut out = std::io::BufWriter::new(&mut file);
         while let Some(chunk) = rx.blocking_recv() {
             encryptor.update_to_writer(&chunk, &mut out)?;
+            if let Some(plain) = plain.as_mut() {
+                plain.write_all(&chunk)?;
+            }
         }
         let info = encryptor.finalize_to_writer(&mut out)?;
         out.flush()?;
         drop(out);
         let len = file.metadata()?.len();
-        Ok((Spooled { file, len }, info))
+        let facts = match plain {
+            Some(plain) => media_facts::read(kind, &mut plain.into_inner()?),
+            None => Facts::default(),
+        };
+        Ok((Spooled { file, len }, info, facts))
     });
     while let Some(chunk) = bytes.next().await {
         let chunk = chunk.map_err(|e| {
@@ -257,6 +286,9 @@ pub(super) fn image(
             mimetype: Some(mimetype.to_owned()),
             caption,
             view_once: Some(view_once),
+            width: u.facts.width,
+            height: u.facts.height,
+            jpeg_thumbnail: u.facts.thumbnail,
             ..Default::default()
         }),
         ..Default::default()
@@ -282,6 +314,9 @@ pub(super) fn video(
             caption,
             view_once: Some(view_once),
             streaming_sidecar: u.streaming_sidecar,
+            seconds: u.facts.seconds,
+            width: u.facts.width,
+            height: u.facts.height,
             ..Default::default()
         }),
         ..Default::default()
@@ -301,6 +336,7 @@ pub(super) fn audio(u: Uploaded, mimetype: &str, ptt: bool) -> wa::Message {
             mimetype: Some(mimetype.to_owned()),
             ptt: Some(ptt),
             streaming_sidecar: u.streaming_sidecar,
+            seconds: u.facts.seconds,
             ..Default::default()
         }),
         ..Default::default()
@@ -382,6 +418,7 @@ mod tests {
             file_length: bytes.len() as u64,
             media_key_timestamp: 1_700_000_000,
             streaming_sidecar: None,
+            facts: Facts::default(),
         }
     }
 
@@ -441,7 +478,7 @@ mod tests {
             .map(|c| Ok(bytes::Bytes::copy_from_slice(c)))
             .collect();
         let stream = futures_util::stream::iter(pieces).boxed();
-        let (spooled, info) = spool(stream, MediaType::Video, "up-1").await.unwrap();
+        let (spooled, info, _) = spool(stream, MediaType::Video, "up-1").await.unwrap();
         assert_eq!(info.file_length, bytes.len() as u64);
         assert!(info.streaming_sidecar.is_some(), "a video gets its sidecar");
         let mut encrypted = Vec::new();
