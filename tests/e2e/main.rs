@@ -9,6 +9,7 @@ mod blasts_listing;
 mod blasts_restart;
 mod blasts_sessions;
 mod blasts_support;
+mod blocking;
 mod chat_actions;
 mod chats;
 mod cli;
@@ -104,6 +105,8 @@ mod whatsapp;
 mod whatsapp_inbound;
 #[cfg(feature = "whatsapp")]
 mod wire_appstate;
+#[cfg(feature = "whatsapp")]
+mod wire_blocking;
 #[cfg(feature = "whatsapp")]
 mod wire_chain;
 #[cfg(feature = "whatsapp")]

@@ -3,6 +3,7 @@
 
 pub mod auth;
 mod blasts;
+mod blocking;
 pub mod broker;
 mod chats;
 mod console;
@@ -145,6 +146,7 @@ pub fn router(state: AppState, limits: BodyLimits) -> Router {
         .merge(blasts::routes())
         .merge(scheduled::routes())
         .merge(contacts::routes())
+        .merge(blocking::routes())
         .merge(media::routes())
         .merge(session_ops::routes())
         .merge(stream::routes())

@@ -106,6 +106,26 @@ pub const ROUTES: &[(&str, &str, Access)] = &[
         Access::Needs(Scope::Send),
     ),
     (
+        "POST",
+        "/api/v1/sessions/{id}/blocking/block",
+        Access::Needs(Scope::Manage),
+    ),
+    (
+        "GET",
+        "/api/v1/sessions/{id}/blocking/check/{jid}",
+        Access::Needs(Scope::Read),
+    ),
+    (
+        "GET",
+        "/api/v1/sessions/{id}/blocking/list",
+        Access::Needs(Scope::Read),
+    ),
+    (
+        "POST",
+        "/api/v1/sessions/{id}/blocking/unblock",
+        Access::Needs(Scope::Manage),
+    ),
+    (
         "GET",
         "/api/v1/sessions/{id}/chats",
         Access::Needs(Scope::Read),

@@ -1,5 +1,6 @@
 //! Contact operations a network answers (registered phones, contact info,
-//! profile pictures, user info), and the address-book contacts it delivers to
+//! profile pictures, user info, the account's blocklist), and the
+//! address-book contacts it delivers to
 //! a session through app-state sync ([`ContactSync`], carried by
 //! [`super::NetworkEvent::Contacts`]).
 
@@ -95,6 +96,16 @@ pub struct UserInfo {
     pub status: Option<String>,
 }
 
+/// An account this account blocked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Blocked {
+    /// Its JID as the network names it (a phone JID, or an `@lid`).
+    pub jid: String,
+    /// When it was blocked (Unix seconds); `null` when the network does not say.
+    pub blocked_at: Option<i64>,
+}
+
 /// Contact lookups a network answers for a logged-in session.
 #[async_trait]
 pub trait ContactOps: Send + Sync {
@@ -116,6 +127,21 @@ pub trait ContactOps: Send + Sync {
     /// Public facts about the users that are on the network, in the order
     /// asked; accounts not on the network are left out.
     async fn user_info(&self, jids: &[Jid]) -> Result<Vec<UserInfo>, NetworkError>;
+
+    /// The accounts this account blocked, as the network keeps them.
+    async fn blocklist(&self) -> Result<Vec<Blocked>, NetworkError>;
+
+    /// Blocks an account (`blocked`), or unblocks it: a blocked account's
+    /// messages and calls no longer reach this one. Doing it twice is no
+    /// error.
+    async fn set_blocked(&self, jid: &Jid, blocked: bool) -> Result<(), NetworkError>;
+
+    /// Whether this account blocked `jid` (under any of its addresses the
+    /// network knows).
+    async fn is_blocked(&self, jid: &Jid) -> Result<bool, NetworkError> {
+        let wanted = jid.to_string();
+        Ok(self.blocklist().await?.iter().any(|b| b.jid == wanted))
+    }
 }
 
 /// One entry of the account's address book, as app-state sync delivers it.

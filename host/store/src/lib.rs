@@ -339,6 +339,7 @@ impl Store {
             tx.open_table(tables::SIM_ADDRESS_BOOK)?;
             tx.open_table(tables::SIM_APP_STATE)?;
             tx.open_table(tables::SIM_TCTOKENS)?;
+            tx.open_table(tables::SIM_BLOCKS)?;
             tx.open_table(tables::MEDIA)?;
             blasts::create_tables(&tx)?;
             tx.open_table(tables::SCHEDULED)?;

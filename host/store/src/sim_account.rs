@@ -5,7 +5,9 @@
 
 use redb::{ReadableTable, WriteTransaction};
 
-use super::tables::{ADDRESS_BOOK_SEQ_KEY, SIM_ADDRESS_BOOK, SIM_APP_STATE, SIM_TCTOKENS};
+use super::tables::{
+    ADDRESS_BOOK_SEQ_KEY, SIM_ADDRESS_BOOK, SIM_APP_STATE, SIM_BLOCKS, SIM_TCTOKENS,
+};
 use super::{Store, StoreResult, decode, delete_session_keys, encode, next_seq};
 
 pub use crate::domain::sim::{SimAddressEntry, SimTcToken};
@@ -139,6 +141,43 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Blocks (`at` is when) or unblocks `jid` for a sim session's account;
+    /// whether that changed anything.
+    pub fn set_sim_blocked(
+        &self,
+        session_id: &str,
+        jid: &str,
+        blocked: Option<i64>,
+    ) -> StoreResult<bool> {
+        self.write(|tx| {
+            let mut t = tx.open_table(SIM_BLOCKS)?;
+            let was = match blocked {
+                Some(at) => t.insert((session_id, jid), at)?.is_none(),
+                None => t.remove((session_id, jid))?.is_some(),
+            };
+            Ok(was)
+        })
+    }
+
+    /// The accounts a sim session's account blocked, with when, by JID.
+    pub fn sim_blocklist(&self, session_id: &str) -> StoreResult<Vec<(String, i64)>> {
+        self.read(|tx| {
+            let t = tx.open_table(SIM_BLOCKS)?;
+            let mut out = Vec::new();
+            for row in t.range((session_id, "")..)? {
+                let (k, v) = row?;
+                let (sid, jid) = k.value();
+                if sid != session_id {
+                    break;
+                }
+                out.push((jid.to_owned(), v.value()));
+            }
+            Ok(out)
+        })
+    }
+}
+
 /// Removes everything the sim keeps for a session's account, inside `tx`.
 pub(crate) fn delete_session_sim_account(
     tx: &WriteTransaction,
@@ -146,7 +185,8 @@ pub(crate) fn delete_session_sim_account(
 ) -> StoreResult<()> {
     delete_session_keys(tx, SIM_ADDRESS_BOOK, session_id)?;
     delete_session_keys(tx, SIM_APP_STATE, session_id)?;
-    delete_session_keys(tx, SIM_TCTOKENS, session_id)
+    delete_session_keys(tx, SIM_TCTOKENS, session_id)?;
+    delete_session_keys(tx, SIM_BLOCKS, session_id)
 }
 
 #[cfg(test)]

@@ -160,6 +160,10 @@ pub const SIM_APP_STATE: TableDefinition<(&str, &str), u64> =
 pub const SIM_TCTOKENS: TableDefinition<(&str, &str), &[u8]> =
     TableDefinition::new("sim_tctokens_v1");
 
+/// Simulated network: the accounts each session's account blocked,
+/// (session id, user JID) → when (Unix seconds).
+pub const SIM_BLOCKS: TableDefinition<(&str, &str), i64> = TableDefinition::new("sim_blocks_v1");
+
 /// Plugins: plugin id → plugin document.
 pub const PLUGINS: TableDefinition<&str, &[u8]> = TableDefinition::new("plugins_v1");
 

@@ -315,9 +315,7 @@ pub fn answer(state: &State, phone: &str, device: u16, node: &Node) -> Option<No
                 .build()
         }
         "privacy" => privacy(node, &id),
-        "blocklist" => result(&id)
-            .children([NodeBuilder::new("list").build()])
-            .build(),
+        "blocklist" => blocklist(state, phone, node, &id),
         "w:m" => media_conn(state, &id),
         "md" => {
             let remove = node.get_optional_child("remove-companion-device");
@@ -344,6 +342,46 @@ pub fn answer(state: &State, phone: &str, device: u16, node: &Node) -> Option<No
         "w:mex" => crate::mex::answer(state, phone, node, &id),
         _ => result(&id).build(),
     })
+}
+
+/// The account's blocklist: read (`get`), or an item blocked or unblocked
+/// (`set`). WhatsApp keys a block by the blocked account's LID and takes a
+/// block only with its phone number beside it (`pn_jid`): one without is
+/// refused, as the real server refuses it.
+fn blocklist(state: &State, phone: &str, node: &Node, id: &str) -> Node {
+    let mut world = state.world();
+    let Some(account) = world.accounts.get_mut(phone) else {
+        return error(id, 404, "item-not-found");
+    };
+    if attr(node, "type").as_deref() == Some("get") {
+        let items = account
+            .blocked
+            .iter()
+            .map(|(jid, t)| {
+                NodeBuilder::new("item")
+                    .attr("jid", jid.clone())
+                    .attr("t", t.to_string())
+                    .build()
+            })
+            .collect::<Vec<_>>();
+        return result(id)
+            .children([NodeBuilder::new("list").children(items).build()])
+            .build();
+    }
+    let Some(item) = node.get_optional_child("item") else {
+        return error(id, 400, "bad-request");
+    };
+    let jid = attr(item, "jid").unwrap_or_default();
+    match attr(item, "action").as_deref() {
+        Some("block") if jid.ends_with("@lid") && attr(item, "pn_jid").is_some() => {
+            account.blocked.insert(jid, crate::now());
+        }
+        Some("unblock") => {
+            account.blocked.remove(&jid);
+        }
+        _ => return error(id, 400, "bad-request"),
+    }
+    result(id).build()
 }
 
 /// App state: every collection asked for is synced at version 0 (empty).

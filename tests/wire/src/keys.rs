@@ -201,6 +201,15 @@ pub fn usync(state: &State, node: &Node, id: &str) -> Node {
                 let kind = if account.is_some() { "in" } else { "out" };
                 children.push(NodeBuilder::new("contact").attr("type", kind).build());
             }
+            if wants("lid")
+                && let Some(a) = account
+            {
+                children.push(
+                    NodeBuilder::new("lid")
+                        .attr("val", format!("{}@lid", a.lid))
+                        .build(),
+                );
+            }
             let jid = match account {
                 Some(a) => format!("{}@{PN_SERVER}", a.phone),
                 None => jid,

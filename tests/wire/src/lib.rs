@@ -124,6 +124,7 @@ impl WireServer {
                 push_name: name.to_owned(),
                 available: false,
                 watchers: Default::default(),
+                blocked: Default::default(),
             },
         );
     }

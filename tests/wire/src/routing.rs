@@ -190,6 +190,17 @@ fn route(world: &mut World, phone: &str, device: u16, to: &str, id: &str, node: 
     let Some(to_phone) = world.account_of(&to_user).map(|a| a.phone.clone()) else {
         return;
     };
+    // A blocked account's messages reach none of the blocker's devices
+    // (the sender's own other devices still get their copy).
+    let sender_lid = world
+        .accounts
+        .get(phone)
+        .map(|a| format!("{}@lid", a.lid))
+        .unwrap_or_default();
+    let blocked = world
+        .accounts
+        .get(&to_phone)
+        .is_some_and(|a| a.blocked.contains_key(&sender_lid));
     world.talk(phone, &to_phone);
     let mut targets: Vec<(String, u16, Node)> = entries
         .iter()
@@ -206,7 +217,7 @@ fn route(world: &mut World, phone: &str, device: u16, to: &str, id: &str, node: 
         }
     }
     for (p, d, enc) in targets {
-        if p == phone && d == device {
+        if (p == phone && d == device) || (blocked && p == to_phone) {
             continue;
         }
         let mut out = base(&from_device);

@@ -34,6 +34,9 @@ pub struct Account {
     pub available: bool,
     /// Who asked to see this account's presence (phone numbers).
     pub watchers: std::collections::BTreeSet<String>,
+    /// The accounts this one blocked (their `@lid` JIDs, as WhatsApp keys
+    /// blocks) and when.
+    pub blocked: BTreeMap<String, u64>,
 }
 
 /// A device's published Signal keys.

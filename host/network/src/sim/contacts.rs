@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use super::SimNetwork;
 use super::client::SimClient;
 use crate::NetworkError;
-use crate::contacts::{ContactInfo, ContactOps, PhoneCheck, ProfilePicture, UserInfo};
+use crate::contacts::{Blocked, ContactInfo, ContactOps, PhoneCheck, ProfilePicture, UserInfo};
 use crate::domain::jid::Jid;
 use crate::store::SimAddressEntry;
 
@@ -30,6 +30,14 @@ impl ContactOps for SimClient {
 
     async fn user_info(&self, jids: &[Jid]) -> Result<Vec<UserInfo>, NetworkError> {
         self.world.user_info(&self.id, jids)
+    }
+
+    async fn blocklist(&self) -> Result<Vec<Blocked>, NetworkError> {
+        self.world.blocklist(&self.id)
+    }
+
+    async fn set_blocked(&self, jid: &Jid, blocked: bool) -> Result<(), NetworkError> {
+        self.world.set_blocked(&self.id, jid, blocked)
     }
 }
 

@@ -1,5 +1,6 @@
 //! What arrives at a session from the rest of the simulated network: inbound
-//! messages (queued while the session is offline) and network-side events.
+//! messages (queued while the session is offline; a blocked account's
+//! dropped) and network-side events.
 
 use super::{Link, World, emit};
 use crate::domain::event::EventName;
@@ -15,6 +16,11 @@ impl World {
         mut message: InboundMessage,
     ) -> Result<String, NetworkError> {
         let message_id = message.message_id.clone();
+        // The network takes a blocked account's message and delivers it to
+        // nobody, as WhatsApp's does: the sender is not told.
+        if message.chat == message.from && self.blocks(id, &message.from)? {
+            return Ok(message_id);
+        }
         let live = self.with(id, |s| {
             if s.account.is_none() {
                 return Err(NetworkError::InvalidState(format!(

@@ -14,6 +14,7 @@ use super::SimConfig;
 pub(super) mod account_memory;
 mod actions;
 mod arrivals;
+mod blocks;
 mod book;
 mod group_ops;
 mod group_rules;
@@ -83,6 +84,8 @@ struct Attached {
     offline_queue: VecDeque<InboundMessage>,
     pairing: Option<CancellationToken>,
     timelock: Option<timelock::SimTimelock>,
+    /// The accounts this one blocked, once read from the store.
+    blocked: Option<std::collections::HashSet<String>>,
 }
 
 /// What one send puts on the network: its outbox kind and body, the
@@ -204,6 +207,7 @@ impl World {
                 offline_queue: VecDeque::new(),
                 pairing: None,
                 timelock: None,
+                blocked: None,
             },
         );
         Ok(())

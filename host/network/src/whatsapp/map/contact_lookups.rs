@@ -27,6 +27,32 @@ pub fn contact_error(what: &str, e: &ContactError) -> NetworkError {
     }
 }
 
+/// The error of a blocklist operation (`what`), as the API answers it: a
+/// target the crate will not block (no phone–LID pair known) is the
+/// caller's, an IQ failure the network's.
+pub fn blocking_error(what: &str, e: &whatsapp_rust::features::BlockingError) -> NetworkError {
+    use whatsapp_rust::features::BlockingError as B;
+    match e {
+        B::Iq(e) => iq_error(what, e),
+        B::InvalidJid(_) => NetworkError::Rejected(format!("{what} was not sent: {e}")),
+        other => NetworkError::Failed(format!("{what} failed: {other}")),
+    }
+}
+
+/// The blocklist as the server keeps it: each entry's JID (without a
+/// device) and, when given, when it was blocked.
+pub fn blocklist(
+    entries: &[whatsapp_rust::features::BlocklistEntry],
+) -> Vec<crate::contacts::Blocked> {
+    entries
+        .iter()
+        .map(|e| crate::contacts::Blocked {
+            jid: e.jid.to_non_ad_string(),
+            blocked_at: e.timestamp.and_then(|t| i64::try_from(t).ok()),
+        })
+        .collect()
+}
+
 /// The existence check's answer about `asked`, if the server gave one. The
 /// server answers a phone query under the phone JID, or under the LID with
 /// the phone beside it, and a LID query under the LID; answers come in no

@@ -1,6 +1,7 @@
 //! Contact lookups through the crate's `contacts()` feature: usync existence
 //! checks (`is_on_whatsapp`), user info (`get_user_info`: about text,
-//! picture id, lid) and profile pictures (`get_profile_picture`), with the
+//! picture id, lid), profile pictures (`get_profile_picture`) and the
+//! blocklist (`blocking()`: the list, block, unblock), with the
 //! session's contact directory for the names this account saved. The
 //! conversions are in `map/contact_lookups.rs`.
 
@@ -8,15 +9,16 @@ use super::super::off_thread::with_store;
 use std::slice;
 
 use async_trait::async_trait;
+use whatsapp_rust::types::lid_pn::LearningSource;
 use whatsapp_rust::{Client, IsOnWhatsAppResult, Jid as WaJid};
 
 use crate::NetworkError;
-use crate::contacts::{ContactInfo, ContactOps, PhoneCheck, ProfilePicture, UserInfo};
+use crate::contacts::{Blocked, ContactInfo, ContactOps, PhoneCheck, ProfilePicture, UserInfo};
 use crate::domain::contact::StoredContact;
 use crate::domain::jid::Jid;
 use crate::whatsapp::map::contact_lookups::{
-    contact_error, contact_info, exists_answer, info_for, on_network, phone_checks, phone_of,
-    picture, user_infos,
+    blocking_error, blocklist, contact_error, contact_info, exists_answer, info_for, on_network,
+    phone_checks, phone_of, picture, user_infos,
 };
 use crate::whatsapp::send::wa_jid;
 use crate::whatsapp::session::WaSession;
@@ -171,5 +173,60 @@ impl ContactOps for WaSession {
             .await
             .map_err(|e| contact_error("the user info request", &e))?;
         Ok(user_infos(&asked, &registered_check, &infos))
+    }
+
+    async fn blocklist(&self) -> Result<Vec<Blocked>, NetworkError> {
+        let client = self.logged_in().await?;
+        let entries = client
+            .blocking()
+            .get_blocklist()
+            .await
+            .map_err(|e| blocking_error("the blocklist request", &e))?;
+        Ok(blocklist(&entries))
+    }
+
+    async fn set_blocked(&self, jid: &Jid, blocked: bool) -> Result<(), NetworkError> {
+        let client = self.logged_in().await?;
+        let target = wa_jid(jid)?;
+        let what = if blocked { "the block" } else { "the unblock" };
+        // The server takes a block only with both of the account's
+        // addresses: the LID of a phone number the crate has not learned
+        // yet is asked of the server first, and kept with the crate.
+        if target.is_pn()
+            && client
+                .get_lid_pn_entry(&target)
+                .await
+                .ok()
+                .flatten()
+                .is_none()
+        {
+            let answers = exists(&client, slice::from_ref(&target)).await?;
+            if let Some(lid) = answers.iter().find_map(|a| a.lid.as_ref()) {
+                client
+                    .add_lid_pn_mapping(&lid.user, &target.user, LearningSource::Usync)
+                    .await
+                    .map_err(|e| {
+                        NetworkError::Failed(format!("could not keep the account's LID: {e}"))
+                    })?;
+            }
+        }
+        let blocking = client.blocking();
+        let done = if blocked {
+            blocking.block(&target).await
+        } else {
+            blocking.unblock(&target).await
+        };
+        done.map_err(|e| blocking_error(what, &e))
+    }
+
+    async fn is_blocked(&self, jid: &Jid) -> Result<bool, NetworkError> {
+        let client = self.logged_in().await?;
+        // The server keys blocks by LID; the crate matches the phone and
+        // the LID it knows for it.
+        client
+            .blocking()
+            .is_blocked(&wa_jid(jid)?)
+            .await
+            .map_err(|e| blocking_error("the blocklist request", &e))
     }
 }

@@ -122,6 +122,8 @@ mod tests {
             verdict("contact_infos", s.contact_infos(&who).await),
             verdict("profile_picture", s.profile_picture(&user).await),
             verdict("user_info", s.user_info(&who).await),
+            verdict("blocklist", s.blocklist().await),
+            verdict("set_blocked", s.set_blocked(&user, true).await),
             verdict("issue_trust_tokens", s.issue_trust_tokens(&who).await),
             verdict("trust_token", s.trust_token(&user).await),
             verdict("trust_token_jids", s.trust_token_jids().await),
@@ -184,7 +186,7 @@ mod tests {
         ];
         assert_eq!(
             answers.len(),
-            32,
+            34,
             "every operation of the five traits is asked"
         );
         for (name, answer) in &answers {

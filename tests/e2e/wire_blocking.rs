@@ -1,0 +1,79 @@
+//! The blocklist on the real network, through the wire server: a block by
+//! phone number goes out as WhatsApp takes it (the account's LID, with its
+//! number beside it, learned from the server first), the server keeps the
+//! blocked customer's messages away, and an unblock lets them in again.
+
+use serde_json::json;
+use switchboard_tests::wire::{GATEWAY_PHONE, Wired};
+
+const CUSTOMER: &str = "15550000951";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_block_by_phone_goes_by_lid_keeps_the_customers_messages_away_and_an_unblock_lets_them_in()
+ {
+    let w = Wired::start().await;
+    w.linked("wa").await;
+    let customer = w.customer(CUSTOMER, "Kim").await;
+    let none = w
+        .server
+        .get("/api/v1/sessions/wa/blocking/list")
+        .await
+        .expect(200);
+    assert_eq!(none["count"], 0, "{none}");
+
+    w.server
+        .post(
+            "/api/v1/sessions/wa/blocking/block",
+            json!({ "jid": format!("+{CUSTOMER}") }),
+        )
+        .await
+        .expect(200);
+    let list = w
+        .server
+        .get("/api/v1/sessions/wa/blocking/list")
+        .await
+        .expect(200);
+    assert_eq!(list["count"], 1, "{list}");
+    let blocked = list["blocked"][0].as_str().unwrap();
+    assert!(
+        blocked.ends_with("@lid"),
+        "WhatsApp keys a block by LID: {list}"
+    );
+    let check = w
+        .server
+        .get(&format!("/api/v1/sessions/wa/blocking/check/{CUSTOMER}"))
+        .await
+        .expect(200);
+    assert_eq!(
+        check["is_blocked"], true,
+        "the phone finds its LID: {check}"
+    );
+
+    customer
+        .send_text(GATEWAY_PHONE, "while blocked")
+        .await
+        .unwrap();
+    w.server
+        .post(
+            "/api/v1/sessions/wa/blocking/unblock",
+            json!({ "jid": format!("+{CUSTOMER}") }),
+        )
+        .await
+        .expect(200);
+    let list = w
+        .server
+        .get("/api/v1/sessions/wa/blocking/list")
+        .await
+        .expect(200);
+    assert_eq!(list["count"], 0, "{list}");
+    customer.send_text(GATEWAY_PHONE, "after").await.unwrap();
+    w.inbound("wa", |m| m["body"]["text"] == "after").await;
+    let texts: Vec<String> = w
+        .server
+        .inbound_messages("wa")
+        .await
+        .iter()
+        .filter_map(|m| m["body"]["text"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(texts, ["after"], "what came while blocked never arrived");
+}
