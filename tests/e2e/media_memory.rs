@@ -30,9 +30,31 @@ const CHUNK: usize = 1 << 20;
 
 /// The test file, made chunk by chunk as it is sent (the harness holds no
 /// copy either).
-pub(crate) fn chunk(i: usize) -> Vec<u8> {
+fn chunk(i: usize) -> Vec<u8> {
     let len = CHUNK.min(FILE_BYTES - i * CHUNK);
     (0..len).map(|j| ((i * 31 + j * 7) % 251) as u8).collect()
+}
+
+/// Uploads the [`FILE_BYTES`] test file to `session`, streamed as it is
+/// made; the upload's answer.
+pub(crate) async fn upload_big_file(api: &switchboard_tests::crash::Api, session: &str) -> Value {
+    let chunks = FILE_BYTES.div_ceil(CHUNK);
+    let body = futures_util::stream::iter(0..chunks).map(|i| Ok::<_, std::io::Error>(chunk(i)));
+    let resp = api
+        .http()
+        .post(format!(
+            "{}/api/v1/sessions/{session}/media?filename=big.bin",
+            api.base()
+        ))
+        .bearer_auth(TOKEN)
+        .header("content-type", "application/octet-stream")
+        .header("content-length", FILE_BYTES.to_string())
+        .body(reqwest::Body::wrap_stream(body))
+        .send()
+        .await
+        .expect("the upload is sent");
+    assert_eq!(resp.status().as_u16(), 201);
+    resp.json().await.unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -46,23 +68,7 @@ async fn a_100_mb_upload_sent_to_another_session_grows_the_gateways_peak_memory_
     let pid = rig.pid();
     let before = proc_bytes(pid, "VmHWM:");
 
-    let chunks = FILE_BYTES.div_ceil(CHUNK);
-    let body = futures_util::stream::iter(0..chunks).map(|i| Ok::<_, std::io::Error>(chunk(i)));
-    let resp = api
-        .http()
-        .post(format!(
-            "{}/api/v1/sessions/bob/media?filename=big.bin",
-            api.base()
-        ))
-        .bearer_auth(TOKEN)
-        .header("content-type", "application/octet-stream")
-        .header("content-length", FILE_BYTES.to_string())
-        .body(reqwest::Body::wrap_stream(body))
-        .send()
-        .await
-        .expect("the upload is sent");
-    assert_eq!(resp.status().as_u16(), 201);
-    let up: Value = resp.json().await.unwrap();
+    let up = upload_big_file(api, "bob").await;
     assert_eq!(up["file_length"], FILE_BYTES as u64);
 
     api.expect(

@@ -7,11 +7,9 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use reqwest::Method;
-use serde_json::json;
-use switchboard_tests::crash::{CRASH_PATIENCE, Intervals, Rig, until};
+use switchboard_tests::crash::{CRASH_PATIENCE, Rig, until};
 use switchboard_tests::wire::GATEWAY_PHONE;
-use switchboard_wire::customer::{Customer, VERSION};
+use switchboard_wire::customer::Customer;
 use switchboard_wire::{Seen, WireServer};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_switchboard-e2e");
@@ -41,38 +39,11 @@ async fn stored(rig: &Rig) -> HashMap<String, usize> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gateway_killed_in_the_middle_of_an_offline_drain_stores_every_message_once() {
-    let wire = WireServer::start().await.unwrap();
-    wire.account(GATEWAY_PHONE, "Gateway");
-    let (ws, media) = (wire.ws_url(), wire.media_host());
-    let version = format!("{}.{}.{}", VERSION.0, VERSION.1, VERSION.2);
-    let env = [
-        ("SWITCHBOARD_NETWORK", "whatsapp"),
-        ("SWITCHBOARD_WHATSAPP_WS_URL", ws.as_str()),
-        ("SWITCHBOARD_WHATSAPP_VERSION", version.as_str()),
-        ("SWITCHBOARD_WHATSAPP_WIRE_MEDIA_HOST", media.as_str()),
-        ("SWITCHBOARD_RECONNECT_DELAYS_SECS", "0.2"),
-    ];
-    let mut rig = Rig::start_with_env(BINARY, Intervals::Fast, &env).await;
-    let api = rig.api().clone();
-    api.expect(
-        Method::POST,
-        "/api/v1/sessions",
-        Some(json!({ "id": "wa", "network": "whatsapp" })),
-        201,
+    let (wire, mut rig) = switchboard_tests::wire::linked_rig(
+        BINARY,
+        &[("SWITCHBOARD_RECONNECT_DELAYS_SECS", "0.2")],
     )
     .await;
-    api.expect(Method::POST, "/api/v1/sessions/wa/connect", None, 200)
-        .await;
-    let deadline = tokio::time::Instant::now() + CRASH_PATIENCE;
-    let qr = loop {
-        if let Ok((200, body)) = api.call(Method::GET, "/api/v1/sessions/wa/qr", None).await {
-            break body["qr"].as_str().unwrap_or_default().to_owned();
-        }
-        assert!(tokio::time::Instant::now() < deadline, "no QR code");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
-    wire.scan(GATEWAY_PHONE, &qr).unwrap();
-    api.wait_logged_in("wa").await;
     let customer = Customer::link(&wire, CUSTOMER, "Jo").await.unwrap();
 
     // Down: the customer's messages wait on the server.

@@ -144,3 +144,44 @@ impl Wired {
         }
     }
 }
+
+/// The real binary (`binary`) on a fresh wire server with the gateway's
+/// account, its session `wa` linked by the wire's mock phone; `extra` adds
+/// environment (a faster reconnect, say). The wire server and the rig.
+pub async fn linked_rig(binary: &str, extra: &[(&str, &str)]) -> (WireServer, crate::crash::Rig) {
+    use reqwest::Method;
+    let wire = WireServer::start().await.expect("the wire server starts");
+    wire.account(GATEWAY_PHONE, "Gateway");
+    let (ws, media) = (wire.ws_url(), wire.media_host());
+    let version = format!("{}.{}.{}", VERSION.0, VERSION.1, VERSION.2);
+    let mut env = vec![
+        ("SWITCHBOARD_NETWORK", "whatsapp"),
+        ("SWITCHBOARD_WHATSAPP_WS_URL", ws.as_str()),
+        ("SWITCHBOARD_WHATSAPP_VERSION", version.as_str()),
+        ("SWITCHBOARD_WHATSAPP_WIRE_MEDIA_HOST", media.as_str()),
+    ];
+    env.extend_from_slice(extra);
+    let rig = crate::crash::Rig::start_with_env(binary, crate::crash::Intervals::Fast, &env).await;
+    let api = rig.api().clone();
+    api.expect(
+        Method::POST,
+        "/api/v1/sessions",
+        Some(json!({ "id": "wa", "network": "whatsapp" })),
+        201,
+    )
+    .await;
+    api.expect(Method::POST, "/api/v1/sessions/wa/connect", None, 200)
+        .await;
+    let deadline = tokio::time::Instant::now() + crate::crash::CRASH_PATIENCE;
+    let qr = loop {
+        if let Ok((200, body)) = api.call(Method::GET, "/api/v1/sessions/wa/qr", None).await {
+            break body["qr"].as_str().unwrap_or_default().to_owned();
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no QR code");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    wire.scan(GATEWAY_PHONE, &qr)
+        .expect("the phone scans the QR code");
+    api.wait_logged_in("wa").await;
+    (wire, rig)
+}

@@ -152,11 +152,20 @@ impl Store {
     ) -> StoreResult<bool> {
         self.write(|tx| {
             let mut t = tx.open_table(SIM_BLOCKS)?;
-            let was = match blocked {
-                Some(at) => t.insert((session_id, jid), at)?.is_none(),
-                None => t.remove((session_id, jid))?.is_some(),
-            };
-            Ok(was)
+            let known = t.get((session_id, jid))?.is_some();
+            // A second block keeps the time of the first.
+            match blocked {
+                Some(at) if !known => {
+                    t.insert((session_id, jid), at)?;
+                    Ok(true)
+                }
+                Some(_) => Ok(false),
+                None if known => {
+                    t.remove((session_id, jid))?;
+                    Ok(true)
+                }
+                None => Ok(false),
+            }
         })
     }
 

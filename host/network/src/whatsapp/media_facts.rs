@@ -30,14 +30,17 @@ pub struct Facts {
     pub thumbnail: Option<Vec<u8>>,
 }
 
-/// Reads the facts of media of `kind` from its plain bytes in `file`.
+/// Reads the facts of media of `kind` from its plain bytes in `file`. A
+/// parser that panics on a crafted file is caught here too: the media goes
+/// without its facts, never with a failed send.
 pub fn read<R: Read + Seek>(kind: MediaType, file: &mut R) -> Facts {
-    let facts = match kind {
+    let facts = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match kind {
         MediaType::Image => image(file),
         MediaType::Video => video(file),
         MediaType::Audio => audio(file),
         _ => Ok(Facts::default()),
-    };
+    }))
+    .unwrap_or_else(|_| Err("its parser gave up on it".to_owned()));
     facts.unwrap_or_else(|why| {
         tracing::debug!(?kind, %why, "the media's size or length could not be read; it is sent without");
         Facts::default()

@@ -172,17 +172,21 @@ async fn spool(
         let mut out = std::io::BufWriter::new(&mut file);
         while let Some(chunk) = rx.blocking_recv() {
             encryptor.update_to_writer(&chunk, &mut out)?;
-            if let Some(plain) = plain.as_mut() {
-                plain.write_all(&chunk)?;
+            // The plain copy only serves the media's facts: one that cannot
+            // be written is dropped, and the media goes without them.
+            if let Some(copy) = plain.as_mut()
+                && copy.write_all(&chunk).is_err()
+            {
+                plain = None;
             }
         }
         let info = encryptor.finalize_to_writer(&mut out)?;
         out.flush()?;
         drop(out);
         let len = file.metadata()?.len();
-        let facts = match plain {
-            Some(plain) => media_facts::read(kind, &mut plain.into_inner()?),
-            None => Facts::default(),
+        let facts = match plain.map(std::io::BufWriter::into_inner) {
+            Some(Ok(mut copy)) => media_facts::read(kind, &mut copy),
+            _ => Facts::default(),
         };
         Ok((Spooled { file, len }, info, facts))
     });

@@ -38,13 +38,22 @@ impl World {
             .set_sim_blocked(id, &jid.to_string(), at)
             .map_err(internal)?;
         // Read again at the next delivery.
-        self.with(id, |s| s.blocked = None)?;
+        self.with(id, |s| {
+            s.blocked = None;
+            s.blocks_changed += 1;
+        })?;
         Ok(())
     }
 
     /// Whether session `id`'s account blocked `from` (a user JID).
     pub(in crate::sim) fn blocks(&self, id: &str, from: &str) -> Result<bool, NetworkError> {
-        if let Some(known) = self.with(id, |s| s.blocked.as_ref().map(|b| b.contains(from)))? {
+        let (known, generation) = self.with(id, |s| {
+            (
+                s.blocked.as_ref().map(|b| b.contains(from)),
+                s.blocks_changed,
+            )
+        })?;
+        if let Some(known) = known {
             return Ok(known);
         }
         let set: HashSet<String> = self
@@ -55,7 +64,11 @@ impl World {
             .map(|(jid, _)| jid)
             .collect();
         let hit = set.contains(from);
-        self.with(id, |s| s.blocked = Some(set))?;
+        self.with(id, |s| {
+            if s.blocks_changed == generation {
+                s.blocked = Some(set);
+            }
+        })?;
         Ok(hit)
     }
 }

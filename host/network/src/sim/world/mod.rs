@@ -86,6 +86,9 @@ struct Attached {
     timelock: Option<timelock::SimTimelock>,
     /// The accounts this one blocked, once read from the store.
     blocked: Option<std::collections::HashSet<String>>,
+    /// Bumped by every change of the blocklist, so a read of the store that
+    /// began before a change is never cached after it.
+    blocks_changed: u64,
 }
 
 /// What one send puts on the network: its outbox kind and body, the
@@ -208,6 +211,7 @@ impl World {
                 pairing: None,
                 timelock: None,
                 blocked: None,
+                blocks_changed: 0,
             },
         );
         Ok(())

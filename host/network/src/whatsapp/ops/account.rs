@@ -39,11 +39,14 @@ const PROPS_WAIT: Duration = Duration::from_secs(10);
 /// What one collection's sync came to, told from the outside: the crate's
 /// one-collection sync returns nothing, but it writes the collection's
 /// version at the end of every fetch it applied (changed or not) and never
-/// after a failure, which it logs and retries in the background. So a write
-/// while the client stayed logged in is `synced`; no write, or a client that
-/// went away meanwhile, is `retryable`.
+/// after a failure, which it logs and retries in the background. It also
+/// writes what it applied of a fetch the connection cut short, so a write
+/// counts only while the client is still connected and logged in: then it
+/// is `synced`; no write, or a connection gone meanwhile, is `retryable`.
+/// (Best effort: a sync of the same collection the crate ran meanwhile
+/// writes too, and its write reads as this one's.)
 fn resync_outcome(before: u64, after: u64, client: &Client) -> CollectionOutcome {
-    if after > before && client.is_logged_in() {
+    if after > before && client.is_connected() && client.is_logged_in() {
         CollectionOutcome::Synced
     } else {
         CollectionOutcome::Retryable
@@ -268,8 +271,10 @@ impl AccountOps for WaSession {
         collections: &[Collection],
         mode: ResyncMode,
     ) -> Result<Vec<(Collection, CollectionOutcome)>, NetworkError> {
-        let client = self.logged_in().await?;
+        self.logged_in().await?;
+        // The run's own client: its writes are the ones the run counts.
         let run = self.inner.current().ok_or(NetworkError::NotConnected)?;
+        let client = run.client.clone();
         let claim = Claim::take(&self.inner.resyncing, collections);
         let mut out = Vec::with_capacity(collections.len());
         for c in collections {

@@ -28,6 +28,24 @@ fn not_on_network(jid: &Jid) -> NetworkError {
     NetworkError::NotFound(format!("{jid} is not on the network"))
 }
 
+/// Makes sure the crate knows the LID of phone number `target` (the server
+/// keys blocks by LID): asked of the server when the crate has not learned
+/// it, and kept with the crate. Nothing for a LID, or an account the server
+/// gives no LID for (the crate's own refusal then says why).
+async fn learn_lid(client: &Client, target: &WaJid) -> Result<(), NetworkError> {
+    if !target.is_pn() || matches!(client.get_lid_pn_entry(target).await, Ok(Some(_))) {
+        return Ok(());
+    }
+    let answers = exists(client, slice::from_ref(target)).await?;
+    if let Some(lid) = answers.iter().find_map(|a| a.lid.as_ref()) {
+        client
+            .add_lid_pn_mapping(&lid.user, &target.user, LearningSource::Usync)
+            .await
+            .map_err(|e| NetworkError::Failed(format!("could not keep the account's LID: {e}")))?;
+    }
+    Ok(())
+}
+
 /// Asks the server which of `jids` are registered.
 async fn exists(client: &Client, jids: &[WaJid]) -> Result<Vec<IsOnWhatsAppResult>, NetworkError> {
     client
@@ -189,27 +207,8 @@ impl ContactOps for WaSession {
         let client = self.logged_in().await?;
         let target = wa_jid(jid)?;
         let what = if blocked { "the block" } else { "the unblock" };
-        // The server takes a block only with both of the account's
-        // addresses: the LID of a phone number the crate has not learned
-        // yet is asked of the server first, and kept with the crate.
-        if target.is_pn()
-            && client
-                .get_lid_pn_entry(&target)
-                .await
-                .ok()
-                .flatten()
-                .is_none()
-        {
-            let answers = exists(&client, slice::from_ref(&target)).await?;
-            if let Some(lid) = answers.iter().find_map(|a| a.lid.as_ref()) {
-                client
-                    .add_lid_pn_mapping(&lid.user, &target.user, LearningSource::Usync)
-                    .await
-                    .map_err(|e| {
-                        NetworkError::Failed(format!("could not keep the account's LID: {e}"))
-                    })?;
-            }
-        }
+        // The server takes a block only with both of the account's addresses.
+        learn_lid(&client, &target).await?;
         let blocking = client.blocking();
         let done = if blocked {
             blocking.block(&target).await
@@ -222,10 +221,12 @@ impl ContactOps for WaSession {
     async fn is_blocked(&self, jid: &Jid) -> Result<bool, NetworkError> {
         let client = self.logged_in().await?;
         // The server keys blocks by LID; the crate matches the phone and
-        // the LID it knows for it.
+        // the LID it knows for it, so a phone's LID is learned first.
+        let target = wa_jid(jid)?;
+        learn_lid(&client, &target).await?;
         client
             .blocking()
-            .is_blocked(&wa_jid(jid)?)
+            .is_blocked(&target)
             .await
             .map_err(|e| blocking_error("the blocklist request", &e))
     }
