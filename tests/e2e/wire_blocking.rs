@@ -49,10 +49,19 @@ async fn a_block_by_phone_goes_by_lid_keeps_the_customers_messages_away_and_an_u
         "the phone finds its LID: {check}"
     );
 
-    customer
+    let sent = customer
         .send_text(GATEWAY_PHONE, "while blocked")
         .await
         .unwrap();
+    // The server has routed it (to nobody) before the unblock goes out.
+    switchboard_tests::eventually("the server to take the message", || async {
+        let taken = w.wire.count(|s| {
+            matches!(s, switchboard_wire::Seen::Sent { phone, id, .. }
+                if phone == CUSTOMER && *id == sent)
+        });
+        (taken == 1).then_some(())
+    })
+    .await;
     w.server
         .post(
             "/api/v1/sessions/wa/blocking/unblock",
