@@ -217,10 +217,10 @@ pub const WA_MESSAGE_COUNTS: TableDefinition<&str, u64> =
     TableDefinition::new("wa_message_counts_v1");
 
 /// WhatsApp backend: each chat's disappearing-messages timer as last seen
-/// on the network, (session id, chat JID) → seconds (a chat without a
-/// timer has no row). Chat state, like the message history: a logout keeps
-/// it, deleting the session drops it.
-pub const WA_CHAT_TIMERS: TableDefinition<(&str, &str), u32> =
+/// on the network, (session id, chat JID) → (seconds, `0` for none; when
+/// the network said so, Unix seconds). Chat state, like the message
+/// history: a logout keeps it, deleting the session drops it.
+pub const WA_CHAT_TIMERS: TableDefinition<(&str, &str), (u32, i64)> =
     TableDefinition::new("wa_chat_timers_v1");
 
 /// The event log: every recorded envelope by its gateway-wide sequence

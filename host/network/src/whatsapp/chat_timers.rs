@@ -24,6 +24,7 @@ use whatsapp_rust::waproto::whatsapp as wa;
 use super::map::user_jid;
 use super::off_thread::with_store;
 use crate::store::Store;
+use crate::store::whatsapp::ChatTimer;
 
 /// The timer a message states for its chat, in seconds: a change of it
 /// (`0`: turned off), or the `expiration` its content carries; `None` when
@@ -38,10 +39,10 @@ pub fn stated(message: &wa::Message) -> Option<u32> {
     base.get_ephemeral_expiration()
 }
 
-/// The chat timers a batch of received messages states, the last word per
-/// chat address.
-pub fn learned(batch: &[WaInbound]) -> Vec<(String, u32)> {
-    let mut timers: Vec<(String, u32)> = Vec::new();
+/// The chat timers a batch of received messages states, the newest word per
+/// chat address (with when it was said, so the store keeps the newest).
+pub fn learned(batch: &[WaInbound]) -> Vec<ChatTimer> {
+    let mut timers: Vec<ChatTimer> = Vec::new();
     for m in batch {
         let Some(secs) = stated(&m.message) else {
             continue;
@@ -61,27 +62,33 @@ pub fn learned(batch: &[WaInbound]) -> Vec<(String, u32)> {
         {
             chats.push(user_jid(alt));
         }
+        let at = m.info.timestamp.timestamp();
         for chat in chats {
-            timers.retain(|(c, _)| *c != chat);
-            timers.push((chat, secs));
+            if timers.iter().any(|t| t.chat == chat && t.at > at) {
+                continue;
+            }
+            timers.retain(|t| t.chat != chat);
+            timers.push(ChatTimer { chat, secs, at });
         }
     }
     timers
 }
 
 /// The timer a group notification sets, if it is a timer change.
-pub fn of_group_update(e: &GroupUpdate) -> Option<(String, u32)> {
+pub fn of_group_update(e: &GroupUpdate) -> Option<ChatTimer> {
     match &e.action {
-        GroupNotificationAction::Ephemeral { expiration, .. } => {
-            Some((user_jid(&e.group_jid), *expiration))
-        }
+        GroupNotificationAction::Ephemeral { expiration, .. } => Some(ChatTimer {
+            chat: user_jid(&e.group_jid),
+            secs: *expiration,
+            at: e.timestamp.timestamp(),
+        }),
         _ => None,
     }
 }
 
 /// Keeps `timers` (a failure is logged: the messages that stated them are
 /// stored either way, and the next one states the timer again).
-pub(super) async fn remember(store: &Store, session_id: &str, timers: Vec<(String, u32)>) {
+pub(super) async fn remember(store: &Store, session_id: &str, timers: Vec<ChatTimer>) {
     if timers.is_empty() {
         return;
     }
@@ -170,7 +177,7 @@ mod tests {
         }
     }
 
-    fn received(message: wa::Message, chat: &str, alt: Option<&str>) -> WaInbound {
+    fn received(message: wa::Message, chat: &str, alt: Option<&str>, at: i64) -> WaInbound {
         let info = MessageInfo {
             source: MessageSource {
                 chat: chat.parse().unwrap(),
@@ -180,6 +187,7 @@ mod tests {
                 ..Default::default()
             },
             id: "3EB0TIMER".into(),
+            timestamp: whatsapp_rust::chrono::DateTime::from_timestamp(at, 0).unwrap(),
             ..Default::default()
         };
         WaInbound::builder()
@@ -201,14 +209,21 @@ mod tests {
     }
 
     #[test]
-    fn a_batch_keeps_the_last_word_per_chat_under_both_addresses_of_a_one_to_one_chat() {
+    fn a_batch_keeps_the_newest_word_per_chat_under_both_addresses_of_a_one_to_one_chat() {
         let lid = "123456789012345@lid";
         let pn = "15550001111@s.whatsapp.net";
         let group = "120363000000000001@g.us";
+        let said = |chat: &str, secs, at| ChatTimer {
+            chat: chat.into(),
+            secs,
+            at,
+        };
         let batch = [
-            received(with_timer("a", DAY), lid, Some(pn)),
-            received(setting(0), lid, Some(pn)),
-            received(with_timer("b", 7 * DAY), group, None),
+            received(with_timer("a", DAY), lid, Some(pn), 10),
+            received(setting(0), lid, Some(pn), 20),
+            // Redelivered late: older than the change before it.
+            received(with_timer("a", DAY), lid, Some(pn), 10),
+            received(with_timer("b", 7 * DAY), group, None, 30),
             received(
                 wa::Message {
                     conversation: Some("c".into()),
@@ -216,15 +231,12 @@ mod tests {
                 },
                 pn,
                 None,
+                40,
             ),
         ];
         assert_eq!(
             learned(&batch),
-            vec![
-                (lid.to_owned(), 0),
-                (pn.to_owned(), 0),
-                (group.to_owned(), 7 * DAY),
-            ]
+            vec![said(lid, 0, 20), said(pn, 0, 20), said(group, 7 * DAY, 30)]
         );
     }
 
@@ -242,9 +254,10 @@ mod tests {
             expiration: DAY,
             trigger: None,
         });
+        let set = of_group_update(&set).unwrap();
         assert_eq!(
-            of_group_update(&set),
-            Some(("120363000000000001@g.us".to_owned(), DAY))
+            (set.chat.as_str(), set.secs),
+            ("120363000000000001@g.us", DAY)
         );
         assert_eq!(
             of_group_update(&update(GroupNotificationAction::Announce)),

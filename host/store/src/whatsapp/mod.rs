@@ -33,6 +33,7 @@ use super::tables::{
 #[cfg(feature = "whatsapp")]
 mod app_state;
 mod chat_timers;
+pub use chat_timers::ChatTimer;
 #[cfg(all(test, feature = "whatsapp"))]
 mod conformance;
 #[cfg(all(test, feature = "whatsapp"))]
