@@ -57,21 +57,39 @@ fn open_image<R: Read + Seek>(
         .map_err(|e| e.to_string())
 }
 
+/// An image's size as it is shown (its EXIF orientation applied: a phone's
+/// portrait photo is stored sideways) and a thumbnail the same way up.
 fn image<R: Read + Seek>(file: &mut R) -> Result<Facts, String> {
-    let (width, height) = open_image(file)?
-        .into_dimensions()
-        .map_err(|e| e.to_string())?;
+    use image::ImageDecoder as _;
+    let mut reader = open_image(file)?;
+    let mut limits = image::Limits::default();
+    limits.max_alloc = Some(DECODE_LIMIT);
+    reader.limits(limits);
+    let mut decoder = reader.into_decoder().map_err(|e| e.to_string())?;
+    let orientation = decoder
+        .orientation()
+        .unwrap_or(image::metadata::Orientation::NoTransforms);
+    let (stored_width, stored_height) = decoder.dimensions();
+    let turned = matches!(
+        orientation,
+        image::metadata::Orientation::Rotate90
+            | image::metadata::Orientation::Rotate270
+            | image::metadata::Orientation::Rotate90FlipH
+            | image::metadata::Orientation::Rotate270FlipH
+    );
+    let (width, height) = if turned {
+        (stored_height, stored_width)
+    } else {
+        (stored_width, stored_height)
+    };
     let mut facts = Facts {
         width: Some(width),
         height: Some(height),
         ..Facts::default()
     };
-    let mut reader = open_image(file)?;
-    let mut limits = image::Limits::default();
-    limits.max_alloc = Some(DECODE_LIMIT);
-    reader.limits(limits);
-    match reader.decode() {
-        Ok(decoded) => {
+    match image::DynamicImage::from_decoder(decoder) {
+        Ok(mut decoded) => {
+            decoded.apply_orientation(orientation);
             let small = decoded.thumbnail(THUMBNAIL_SIDE, THUMBNAIL_SIDE).to_rgb8();
             let mut jpeg = Vec::new();
             let encoder =
@@ -100,8 +118,13 @@ fn video<R: Read + Seek>(file: &mut R) -> Result<Facts, String> {
         (Some(d), Some(s)) if s.0 > 0 => Some((d.0 / s.0) as u32),
         _ => None,
     };
-    // The track header keeps the size as 16.16 fixed point.
+    // The track header keeps the size as 16.16 fixed point, and the turn
+    // the player applies as a matrix: a quarter turn (a phone's portrait
+    // video) has no scale on the diagonal, and is shown the other way up.
     let (width, height) = match &track.tkhd {
+        Some(h) if h.matrix.a == 0 && h.matrix.d == 0 => {
+            (Some(h.height >> 16), Some(h.width >> 16))
+        }
         Some(h) => (Some(h.width >> 16), Some(h.height >> 16)),
         None => (None, None),
     };
@@ -154,11 +177,24 @@ mod tests {
     /// The smallest MP4 with one video track of `width` × `height` lasting
     /// `seconds` (the boxes a demuxer reads; no samples).
     fn mp4(width: u32, height: u32, seconds: u32) -> Vec<u8> {
+        mp4_turned(width, height, seconds, false)
+    }
+
+    /// [`mp4`], its track turned a quarter (as a phone records a portrait
+    /// video) when `quarter`.
+    fn mp4_turned(width: u32, height: u32, seconds: u32, quarter: bool) -> Vec<u8> {
         let be = |v: u32| v.to_be_bytes();
-        let identity: Vec<u8> = [0x0001_0000u32, 0, 0, 0, 0x0001_0000, 0, 0, 0, 0x4000_0000]
+        let unit = 0x0001_0000u32;
+        let matrix = if quarter {
+            [0, unit, 0, unit.wrapping_neg(), 0, 0, 0, 0, 0x4000_0000]
+        } else {
+            [unit, 0, 0, 0, unit, 0, 0, 0, 0x4000_0000]
+        };
+        let identity: Vec<u8> = [unit, 0, 0, 0, unit, 0, 0, 0, 0x4000_0000]
             .iter()
             .flat_map(|v| v.to_be_bytes())
             .collect();
+        let track_matrix: Vec<u8> = matrix.iter().flat_map(|v| v.to_be_bytes()).collect();
         let mut mvhd = Vec::new();
         for v in [0, 0, 1000, seconds * 1000, 0x0001_0000] {
             mvhd.extend_from_slice(&be(v));
@@ -174,7 +210,7 @@ mod tests {
         }
         tkhd.extend_from_slice(&[0; 8]);
         tkhd.extend_from_slice(&[0; 8]);
-        tkhd.extend_from_slice(&identity);
+        tkhd.extend_from_slice(&track_matrix);
         tkhd.extend_from_slice(&be(width << 16));
         tkhd.extend_from_slice(&be(height << 16));
         let mut mdhd = Vec::new();
@@ -249,6 +285,40 @@ mod tests {
             (thumbnail.width(), thumbnail.height()),
             (THUMBNAIL_SIDE, THUMBNAIL_SIDE / 2)
         );
+    }
+
+    /// A JPEG of `width` × `height` whose EXIF says to show it turned a
+    /// quarter clockwise (orientation 6), as a phone stores a portrait photo.
+    fn sideways_jpeg(width: u32, height: u32) -> Vec<u8> {
+        let picture = image::RgbImage::from_pixel(width, height, image::Rgb([10, 200, 30]));
+        let mut jpeg = Vec::new();
+        picture
+            .write_to(&mut Cursor::new(&mut jpeg), image::ImageFormat::Jpeg)
+            .unwrap();
+        // APP1: "Exif\0\0", a big-endian TIFF header, one IFD entry:
+        // orientation (0x0112), SHORT, 1 value, 6.
+        let mut exif = b"Exif\0\0MM\0\x2a\0\0\0\x08\0\x01".to_vec();
+        exif.extend_from_slice(&[0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, 6, 0, 0, 0, 0, 0, 0]);
+        let mut app1 = vec![0xFF, 0xE1];
+        app1.extend_from_slice(&((exif.len() + 2) as u16).to_be_bytes());
+        app1.extend_from_slice(&exif);
+        [&jpeg[..2], &app1[..], &jpeg[2..]].concat()
+    }
+
+    #[test]
+    fn a_phones_portrait_photo_and_video_are_measured_the_way_up_they_are_shown() {
+        let facts = read(MediaType::Image, &mut Cursor::new(sideways_jpeg(80, 40)));
+        assert_eq!((facts.width, facts.height), (Some(40), Some(80)));
+        let thumbnail = image::load_from_memory(&facts.thumbnail.unwrap()).unwrap();
+        assert_eq!(
+            (thumbnail.width(), thumbnail.height()),
+            (THUMBNAIL_SIDE / 2, THUMBNAIL_SIDE)
+        );
+        let facts = read(
+            MediaType::Video,
+            &mut Cursor::new(mp4_turned(1920, 1080, 5, true)),
+        );
+        assert_eq!((facts.width, facts.height), (Some(1080), Some(1920)));
     }
 
     #[test]
