@@ -6,7 +6,9 @@
 //! messages are kept by `inbound.rs`.)
 
 use whatsapp_rust::Client;
+use whatsapp_rust::types::message::AddressingMode;
 use whatsapp_rust::wacore::proto_helpers::build_quote_context_with_info;
+use whatsapp_rust::wacore_binary::jid::JidExt as _;
 use whatsapp_rust::waproto::buffa::{Message as _, MessageField};
 use whatsapp_rust::waproto::whatsapp as wa;
 
@@ -40,6 +42,30 @@ pub(super) async fn keep_sent(
     if let Err(e) = kept {
         tracing::warn!(session = %session_id, message_id = %receipt.message_id, error = %e, "could not keep the sent message for quotes and poll votes");
     }
+}
+
+/// This account's address in `chat` (an edit names it; a quote of its own
+/// message too): in a group its LID when
+/// the group is LID-addressed, its phone JID otherwise (WhatsApp Web's
+/// `getMeUserLidOrJidForChat`); `None` outside groups.
+pub(super) async fn own_participant(
+    client: &Client,
+    chat: &whatsapp_rust::Jid,
+) -> Result<Option<String>, crate::NetworkError> {
+    if !chat.is_group() {
+        return Ok(None);
+    }
+    let pn = client.pn().ok_or(crate::NetworkError::NotConnected)?;
+    let lid_addressed = client
+        .groups()
+        .query_info(chat)
+        .await
+        .is_ok_and(|info| info.addressing_mode == AddressingMode::Lid);
+    let own = match (lid_addressed, client.lid()) {
+        (true, Some(lid)) => lid,
+        _ => pn,
+    };
+    Ok(Some(own.to_non_ad_string()))
 }
 
 /// The account's own JID as the chat `to` knows it: the LID in a
@@ -99,12 +125,20 @@ pub(super) async fn look_up_quote(
             tracing::warn!(session = %session_id, quoted = %quoted_id, error = %e, "could not read the quoted message's record");
             None
         });
-    let author = record.and_then(|r| match r.direction {
-        Direction::Outbound => wa_jid(to)
-            .ok()
-            .and_then(|to| own_jid(&to, client.pn(), client.lid())),
-        Direction::Inbound => r.sender.and_then(|s| s.parse().ok()),
-    });
+    let author = match record {
+        None => None,
+        Some(r) if r.direction == Direction::Inbound => r.sender.and_then(|s| s.parse().ok()),
+        Some(_) => match wa_jid(to) {
+            // In a group, our address is the one the group uses.
+            Ok(group) if group.is_group() => own_participant(client, &group)
+                .await
+                .ok()
+                .flatten()
+                .and_then(|own| own.parse().ok()),
+            Ok(chat) => own_jid(&chat, client.pn(), client.lid()),
+            Err(_) => None,
+        },
+    };
     unknown_quote(quoted_id, to, author.as_ref())
 }
 

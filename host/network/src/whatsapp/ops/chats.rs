@@ -7,11 +7,8 @@
 //! crate's, else a usync query).
 
 use async_trait::async_trait;
-use whatsapp_rust::types::message::AddressingMode;
 use whatsapp_rust::wacore_binary::jid::JidExt;
-use whatsapp_rust::{
-    AppStateError, ChatStateType, Client, Jid as WaJid, PresenceStatus, RevokeType,
-};
+use whatsapp_rust::{AppStateError, ChatStateType, Client, PresenceStatus, RevokeType};
 
 use crate::chats::{ChatAction, ChatOps, ChatState, LidPair, MessageAction, MessageKey};
 use crate::domain::jid::{Jid, JidKind};
@@ -38,26 +35,6 @@ pub fn chat_state(state: ChatState) -> ChatStateType {
     }
 }
 
-/// This account's address in `chat` for an edit: in a group its LID when
-/// the group is LID-addressed, its phone JID otherwise (WhatsApp Web's
-/// `getMeUserLidOrJidForChat`); `None` outside groups.
-async fn own_participant(client: &Client, chat: &WaJid) -> Result<Option<String>, NetworkError> {
-    if !chat.is_group() {
-        return Ok(None);
-    }
-    let pn = client.pn().ok_or(NetworkError::NotConnected)?;
-    let lid_addressed = client
-        .groups()
-        .query_info(chat)
-        .await
-        .is_ok_and(|info| info.addressing_mode == AddressingMode::Lid);
-    let own = match (lid_addressed, client.lid()) {
-        (true, Some(lid)) => lid,
-        _ => pn,
-    };
-    Ok(Some(own.to_non_ad_string()))
-}
-
 impl WaSession {
     /// The kept message an action needs, or why it cannot be had.
     async fn kept_message(&self, message_id: &str) -> Result<history::Quoted, NetworkError> {
@@ -79,7 +56,7 @@ impl WaSession {
             MessageAction::Revoke { target } => actions::revoke(target),
             MessageAction::Edit { target, text } => {
                 let chat = wa_jid(&target.chat)?;
-                let own = own_participant(client, &chat).await?;
+                let own = history::own_participant(client, &chat).await?;
                 let original = history::kept(&self.inner.store, &self.inner.id, &target.message_id)
                     .await
                     .map(|q| q.message);
