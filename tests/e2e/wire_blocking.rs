@@ -8,31 +8,36 @@ use switchboard_tests::wire::{GATEWAY_PHONE, Wired};
 
 const CUSTOMER: &str = "15550000951";
 
+/// Blocks or unblocks the customer, by phone number.
+async fn change(w: &Wired, action: &str) {
+    w.server
+        .post(
+            &format!("/api/v1/sessions/wa/blocking/{action}"),
+            json!({ "jid": format!("+{CUSTOMER}") }),
+        )
+        .await
+        .expect(200);
+}
+
+/// The session's blocklist.
+async fn blocklist(w: &Wired) -> serde_json::Value {
+    w.server
+        .get("/api/v1/sessions/wa/blocking/list")
+        .await
+        .expect(200)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_block_by_phone_goes_by_lid_keeps_the_customers_messages_away_and_an_unblock_lets_them_in()
  {
     let w = Wired::start().await;
     w.linked("wa").await;
     let customer = w.customer(CUSTOMER, "Kim").await;
-    let none = w
-        .server
-        .get("/api/v1/sessions/wa/blocking/list")
-        .await
-        .expect(200);
+    let none = blocklist(&w).await;
     assert_eq!(none["count"], 0, "{none}");
 
-    w.server
-        .post(
-            "/api/v1/sessions/wa/blocking/block",
-            json!({ "jid": format!("+{CUSTOMER}") }),
-        )
-        .await
-        .expect(200);
-    let list = w
-        .server
-        .get("/api/v1/sessions/wa/blocking/list")
-        .await
-        .expect(200);
+    change(&w, "block").await;
+    let list = blocklist(&w).await;
     assert_eq!(list["count"], 1, "{list}");
     let blocked = list["blocked"][0].as_str().unwrap();
     assert!(
@@ -62,18 +67,8 @@ async fn a_block_by_phone_goes_by_lid_keeps_the_customers_messages_away_and_an_u
         (taken == 1).then_some(())
     })
     .await;
-    w.server
-        .post(
-            "/api/v1/sessions/wa/blocking/unblock",
-            json!({ "jid": format!("+{CUSTOMER}") }),
-        )
-        .await
-        .expect(200);
-    let list = w
-        .server
-        .get("/api/v1/sessions/wa/blocking/list")
-        .await
-        .expect(200);
+    change(&w, "unblock").await;
+    let list = blocklist(&w).await;
     assert_eq!(list["count"], 0, "{list}");
     customer.send_text(GATEWAY_PHONE, "after").await.unwrap();
     w.inbound("wa", |m| m["body"]["text"] == "after").await;

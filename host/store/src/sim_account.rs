@@ -106,16 +106,7 @@ impl Store {
     pub fn sim_tctokens(&self, session_id: &str) -> StoreResult<Vec<(String, SimTcToken)>> {
         self.read(|tx| {
             let t = tx.open_table(SIM_TCTOKENS)?;
-            let mut out = Vec::new();
-            for row in t.range((session_id, "")..)? {
-                let (k, v) = row?;
-                let (sid, jid) = k.value();
-                if sid != session_id {
-                    break;
-                }
-                out.push((jid.to_owned(), decode(v.value())?));
-            }
-            Ok(out)
+            session_rows(&t, session_id, decode)
         })
     }
 
@@ -173,18 +164,31 @@ impl Store {
     pub fn sim_blocklist(&self, session_id: &str) -> StoreResult<Vec<(String, i64)>> {
         self.read(|tx| {
             let t = tx.open_table(SIM_BLOCKS)?;
-            let mut out = Vec::new();
-            for row in t.range((session_id, "")..)? {
-                let (k, v) = row?;
-                let (sid, jid) = k.value();
-                if sid != session_id {
-                    break;
-                }
-                out.push((jid.to_owned(), v.value()));
-            }
-            Ok(out)
+            session_rows(&t, session_id, Ok)
         })
     }
+}
+
+/// A session's rows of a `(session id, JID)` table, by JID, each value
+/// read by `value`.
+fn session_rows<V, T>(
+    table: &impl ReadableTable<(&'static str, &'static str), V>,
+    session_id: &str,
+    value: impl Fn(V::SelfType<'_>) -> StoreResult<T>,
+) -> StoreResult<Vec<(String, T)>>
+where
+    V: redb::Value + 'static,
+{
+    let mut out = Vec::new();
+    for row in table.range((session_id, "")..)? {
+        let (k, v) = row?;
+        let (sid, jid) = k.value();
+        if sid != session_id {
+            break;
+        }
+        out.push((jid.to_owned(), value(v.value())?));
+    }
+    Ok(out)
 }
 
 /// Removes everything the sim keeps for a session's account, inside `tx`.
