@@ -150,6 +150,8 @@ STATEFUL_OPERATIONS = {
     # A multipart upload must carry a part named `file`, and a raw one's
     # Content-Type (or `mimetype`) must be a MIME type.
     "POST /api/v1/sessions/{id}/media": "the upload's part and type rules",
+    # Any base64 fits `format: byte`; only a picture is a profile picture.
+    "PUT /api/v1/sessions/{id}/profile/picture": "a profile picture must be an image",
 }
 
 # The session the fuzzer works in (see `seed`), and a second one for the
@@ -166,6 +168,9 @@ TAKES_THE_SESSION_DOWN = [
     "POST /api/v1/sim/sessions/{id}/lock",
     "POST /api/v1/sim/sessions/{id}/replace",
     "POST /api/v1/sim/sessions/{id}/timelock",
+    # A proxy change reconnects a connected session through the new route.
+    "PUT /api/v1/sessions/{id}/proxy",
+    "DELETE /api/v1/sessions/{id}/proxy",
 ]
 
 # The checks run: no 5xx, no schema-valid request refused, every answer on

@@ -37,7 +37,7 @@ use crate::runtime::counters::MediaCounters;
 use crate::runtime::integrations::IntegrationOutbox;
 use crate::runtime_media::Media;
 use crate::scheduler::Scheduler;
-use crate::sessions::{SessionData, Sessions};
+use crate::sessions::{SessionData, SessionDefaults, Sessions};
 use crate::store::Store;
 use crate::token::{self, TokenSource};
 use crate::webhooks::Webhooks;
@@ -105,7 +105,10 @@ pub async fn assemble(config: Config) -> anyhow::Result<Gateway> {
             media: media.clone(),
         },
         networks.all,
-        config.network.clone(),
+        SessionDefaults {
+            network: config.network.clone(),
+            proxy: config.proxy.clone(),
+        },
         config.reconnect.clone(),
         background_stop.clone(),
         tasks.clone(),

@@ -79,6 +79,9 @@ pub struct Config {
     pub media_urls: MediaUrlConfig,
     /// Knobs of the `whatsapp` backend (used when it is built).
     pub whatsapp: WhatsAppConfig,
+    /// The proxy of every session that names none of its own; `None`
+    /// connects directly (also in `whatsapp`, where connections are made).
+    pub proxy: Option<crate::domain::proxy::Proxy>,
     /// The NATS JetStream broker (off unless it has servers).
     pub nats: NatsConfig,
     /// The bounds of every HTTP connection: timeouts, header size, how many
@@ -136,11 +139,18 @@ impl Config {
             integrations: IntegrationConfig::default(),
             media_urls: MediaUrlConfig::default(),
             whatsapp: WhatsAppConfig::default(),
+            proxy: None,
             nats: NatsConfig::default(),
             http: HttpLimits::default(),
             token_max_sessions: crate::api::tokens::DEFAULT_SESSION_QUOTA,
         }
     }
+}
+
+/// Reads `--proxy` (a refusal never repeats what was given: it may hold a
+/// password).
+fn parse_proxy(raw: &str) -> Result<crate::domain::proxy::Proxy, String> {
+    crate::domain::proxy::Proxy::parse(raw, None, None).map_err(|e| format!("the proxy URL {e}"))
 }
 
 /// The default network of new sessions: the real network when this build has
@@ -203,6 +213,11 @@ pub struct ServeArgs {
     /// Default network of new sessions (`whatsapp` when built with it, else `sim`).
     #[arg(long, env = "SWITCHBOARD_NETWORK", default_value = DEFAULT_NETWORK)]
     pub network: String,
+    /// The proxy of every session that sets none of its own, like
+    /// socks5://user:password@host:1080 or http://host:3128 (default: a
+    /// direct connection). Its credentials are never logged.
+    #[arg(long, env = "SWITCHBOARD_PROXY", hide_env_values = true, value_parser = parse_proxy)]
+    pub proxy: Option<crate::domain::proxy::Proxy>,
     /// WhatsApp backend: the chat server's websocket URL (default: WhatsApp's own).
     #[arg(long, env = "SWITCHBOARD_WHATSAPP_WS_URL")]
     pub whatsapp_ws_url: Option<String>,
@@ -735,8 +750,10 @@ impl ServeArgs {
                 send_ack_wait: Duration::from_millis(self.whatsapp_send_ack_wait_ms),
                 #[cfg(feature = "wire")]
                 wire_media_host: self.whatsapp_wire_media_host.clone(),
+                proxy: self.proxy.clone(),
                 ..WhatsAppConfig::default()
             },
+            proxy: self.proxy.clone(),
             nats: self.nats_config(),
             http: HttpLimits {
                 header_read_timeout: Duration::from_millis(self.http_header_read_timeout_ms),

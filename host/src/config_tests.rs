@@ -449,6 +449,13 @@ fn rows() -> Vec<Row> {
         row("max-webhooks-per-session", "3", |c| {
             c.webhooks.max_per_session = 3;
         }),
+        row("proxy", "socks5://u:p@127.0.0.1:1080", |c| {
+            let proxy =
+                crate::domain::proxy::Proxy::parse("socks5://u:p@127.0.0.1:1080", None, None)
+                    .expect("a proxy URL");
+            c.proxy = Some(proxy.clone());
+            c.whatsapp.proxy = Some(proxy);
+        }),
     ];
     #[cfg(feature = "wire")]
     rows.push(row("whatsapp-wire-media-host", "127.0.0.1:9", |c| {
@@ -508,6 +515,8 @@ const REFUSED: &[(&str, &str)] = &[
     ("store-reopen-backoff-min-ms", "0"),
     ("media-url-timeout-secs", "0"),
     ("max-webhooks-per-session", "0"),
+    ("proxy", "ftp://127.0.0.1:21"),
+    ("proxy", "socks5://127.0.0.1"),
 ];
 
 /// The `serve` flag definitions, exactly as `--help` prints them.

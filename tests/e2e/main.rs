@@ -64,6 +64,7 @@ mod plugins_support;
 mod plugins_swap;
 mod plugins_v2;
 mod presence;
+mod profile;
 mod quotas_media;
 mod readme;
 mod reconnect;
@@ -74,6 +75,7 @@ mod send_kinds;
 mod send_pacing;
 mod server_limits;
 mod session_ops;
+mod session_proxy;
 mod sessions;
 mod sim_events;
 mod storage_faults;
@@ -121,6 +123,8 @@ mod wire_media_memory;
 mod wire_messages;
 #[cfg(feature = "whatsapp")]
 mod wire_pairing;
+#[cfg(feature = "whatsapp")]
+mod wire_proxy;
 #[cfg(feature = "whatsapp")]
 mod wire_receipts;
 #[cfg(feature = "whatsapp")]

@@ -8,6 +8,7 @@ pub mod moto;
 pub mod nats;
 pub mod plugins;
 pub mod process;
+pub mod proxy;
 pub mod readme;
 pub mod receiver;
 pub mod small_disk;

@@ -136,6 +136,15 @@ impl IntoResponse for ApiError {
 
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
+        if let StoreError::Secret(why) = &e {
+            // The operator's to mend (the data directory's key), and the
+            // message says how; it names no secret.
+            return Self::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "secret_unreadable",
+                why.clone(),
+            );
+        }
         match e.fault() {
             Some(fault) => Self::storage(fault, e.to_string()),
             None => Self::internal(e),

@@ -22,10 +22,12 @@ pub mod metrics;
 pub mod openapi;
 mod plugins;
 mod presence;
+mod profile;
 pub mod request_id;
 mod scheduled;
 pub mod scopes;
 mod session_ops;
+mod session_proxy;
 mod sessions;
 mod sim;
 mod sim_account;
@@ -147,6 +149,8 @@ pub fn router(state: AppState, limits: BodyLimits) -> Router {
         .merge(scheduled::routes())
         .merge(contacts::routes())
         .merge(blocking::routes())
+        .merge(session_proxy::routes())
+        .merge(profile::routes())
         .merge(media::routes())
         .merge(session_ops::routes())
         .merge(stream::routes())

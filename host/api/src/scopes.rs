@@ -387,6 +387,46 @@ pub const ROUTES: &[(&str, &str, Access)] = &[
     ),
     (
         "GET",
+        "/api/v1/sessions/{id}/profile",
+        Access::Needs(Scope::Read),
+    ),
+    (
+        "PUT",
+        "/api/v1/sessions/{id}/profile/about",
+        Access::Needs(Scope::Manage),
+    ),
+    (
+        "PUT",
+        "/api/v1/sessions/{id}/profile/name",
+        Access::Needs(Scope::Manage),
+    ),
+    (
+        "DELETE",
+        "/api/v1/sessions/{id}/profile/picture",
+        Access::Needs(Scope::Manage),
+    ),
+    (
+        "PUT",
+        "/api/v1/sessions/{id}/profile/picture",
+        Access::Needs(Scope::Manage),
+    ),
+    (
+        "DELETE",
+        "/api/v1/sessions/{id}/proxy",
+        Access::Needs(Scope::Manage),
+    ),
+    (
+        "GET",
+        "/api/v1/sessions/{id}/proxy",
+        Access::Needs(Scope::Read),
+    ),
+    (
+        "PUT",
+        "/api/v1/sessions/{id}/proxy",
+        Access::Needs(Scope::Manage),
+    ),
+    (
+        "GET",
         "/api/v1/sessions/{id}/qr",
         Access::Needs(Scope::Manage),
     ),

@@ -51,6 +51,11 @@ pub struct CreateSessionIn {
     /// Simulated network only: the account's phone number.
     #[schema(value_type = Option<PhoneNumber>)]
     pub phone: Option<String>,
+    /// The proxy the session's WhatsApp connection and media transfers go
+    /// through (`url: none` for a direct one); the gateway's default
+    /// (`--proxy`) when absent. Its credentials are kept sealed and never
+    /// shown.
+    pub proxy: Option<super::session_proxy::ProxyIn>,
 }
 
 /// A network backend a session can be created on.
@@ -144,6 +149,10 @@ pub struct SessionOut {
     /// milliseconds; `delay_ms` the pause chosen), why, and the failures
     /// that chose the pause; `null` when none is pending.
     pub next_reconnect: Option<crate::domain::event_data::own::ReconnectScheduledData>,
+    /// The session's own proxy (`url: none`: a direct connection);
+    /// `null` when it takes the gateway's default. `GET …/proxy` tells
+    /// which one its connections use.
+    pub proxy: Option<super::session_proxy::ProxyOut>,
     /// Unix seconds of creation.
     pub created_at: i64,
 }
@@ -185,6 +194,10 @@ impl From<SessionInfo> for SessionOut {
                 })
             }),
             next_reconnect: info.state.next_reconnect,
+            proxy: r
+                .proxy
+                .as_ref()
+                .map(super::session_proxy::ProxyOut::of_stored),
             created_at: r.created_at,
         }
     }
@@ -217,6 +230,10 @@ async fn create(
         name: body.name,
         network: body.network.map(|n| n.as_str().to_owned()),
         phone: body.phone,
+        proxy: body
+            .proxy
+            .map(super::session_proxy::ProxyIn::choice)
+            .transpose()?,
     };
     let scoped = match &principal {
         Principal::Token(t) => Some(t),

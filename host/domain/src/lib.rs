@@ -18,6 +18,7 @@ pub mod json_exact;
 pub mod media;
 pub mod message;
 pub mod plugin;
+pub mod proxy;
 pub mod scheduled;
 pub mod send;
 mod send_basic;

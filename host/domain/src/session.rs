@@ -98,6 +98,10 @@ pub struct SessionRecord {
     /// Records from before it was kept read as 0.
     #[serde(default)]
     pub incarnation: u64,
+    /// The proxy the session connects through (credentials sealed);
+    /// `None` takes the gateway's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy: Option<super::proxy::StoredProxy>,
 }
 
 fn default_true() -> bool {
@@ -124,6 +128,7 @@ impl SessionRecord {
             auto_reconnect: true,
             skip_history_sync: false,
             incarnation: 0,
+            proxy: None,
         }
     }
 }

@@ -20,17 +20,21 @@
 //! `hosts`: test-only fixed DNS answers; `guard`: the rule and its
 //! refusals; `connector`: the pinned, guarded connector a hyper client
 //! connects through; `fetch`: the bounded GET of a media URL;
-//! `media_urls`: the knobs of media fetched by URL.
+//! `media_urls`: the knobs of media fetched by URL; `proxy`: a connection
+//! through a session's proxy (the operator's, so its own address is not
+//! held to the rule).
 
 pub mod connector;
 pub mod fetch;
 pub mod guard;
 pub mod hosts;
 pub mod media_urls;
+pub mod proxy;
 
 pub use connector::{Connector, connector};
 pub use fetch::{FetchError, Fetcher};
 pub use guard::{Blocked, Guard, Refusal};
 pub use hosts::StaticHosts;
 pub use media_urls::MediaUrlConfig;
+pub use proxy::ProxyError;
 pub use switchboard_domain::ip_scope::is_public;

@@ -13,6 +13,7 @@ pub mod chats;
 pub mod contacts;
 pub mod groups;
 pub mod media;
+pub mod profile;
 pub mod receipt;
 pub mod sim;
 pub mod whatsapp;
@@ -277,6 +278,7 @@ pub trait NetworkSession:
     + account::AccountOps
     + media::MediaOps
     + chats::ChatOps
+    + profile::ProfileOps
     + Send
     + Sync
     + 'static

@@ -16,6 +16,7 @@ mod messages;
 mod outbox;
 mod plugins;
 mod scheduled;
+pub mod secrets;
 mod session_cache;
 mod sessions;
 mod sim;
@@ -106,6 +107,10 @@ pub enum StoreError {
     /// or has the store closed while it is reopened; nothing was written.
     #[error("{1}")]
     Fault(StorageFault, &'static str),
+    /// A sealed secret (a proxy's credentials) or the key that seals them
+    /// could not be read.
+    #[error("{0}")]
+    Secret(String),
 }
 
 impl StoreError {
@@ -151,6 +156,8 @@ pub struct Store {
     removals: outbox::Removals,
     /// Contact observations known to change nothing (`contact_memo.rs`).
     contact_memo: Arc<contact_memo::ContactMemo>,
+    /// The data directory's sealing key (`secrets.rs`).
+    secrets: Arc<secrets::Secrets>,
 }
 
 /// How long opening waits for a database another handle is still closing:
@@ -231,6 +238,7 @@ impl Store {
         path: &Path,
         options: StoreOptions,
     ) -> StoreResult<Store> {
+        let secrets = Arc::new(secrets::Secrets::open(data_dir)?);
         let health = health::StoreHealth::new(data_dir, options.min_free_bytes);
         let db = Arc::new(handle::DbHandle::new(db, open, health));
         let timings = crate::timings::StoreTimings::default();
@@ -243,6 +251,7 @@ impl Store {
             sessions: Default::default(),
             removals: Default::default(),
             contact_memo: Default::default(),
+            secrets,
         };
         store.init_schema(path)?;
         Ok(store)
@@ -340,6 +349,7 @@ impl Store {
             tx.open_table(tables::SIM_APP_STATE)?;
             tx.open_table(tables::SIM_TCTOKENS)?;
             tx.open_table(tables::SIM_BLOCKS)?;
+            tx.open_table(tables::SIM_PROFILES)?;
             tx.open_table(tables::MEDIA)?;
             blasts::create_tables(&tx)?;
             tx.open_table(tables::SCHEDULED)?;

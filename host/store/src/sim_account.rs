@@ -1,12 +1,13 @@
 //! The simulated network's per-account state that outlives a restart: each
 //! session's address book (what app-state sync delivers), the app-state
 //! version the session's device last synced per collection, and the trust
-//! contact tokens in the device store.
+//! contact tokens in the device store, the accounts it blocked, and its own
+//! profile's about text and picture.
 
 use redb::{ReadableTable, WriteTransaction};
 
 use super::tables::{
-    ADDRESS_BOOK_SEQ_KEY, SIM_ADDRESS_BOOK, SIM_APP_STATE, SIM_BLOCKS, SIM_TCTOKENS,
+    ADDRESS_BOOK_SEQ_KEY, SIM_ADDRESS_BOOK, SIM_APP_STATE, SIM_BLOCKS, SIM_PROFILES, SIM_TCTOKENS,
 };
 use super::{Store, StoreResult, decode, delete_session_keys, encode, next_seq};
 
@@ -169,6 +170,34 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Sets (`Some`) or clears one field of a sim session's own profile
+    /// (`about`, `picture`).
+    pub fn set_sim_profile_field(
+        &self,
+        session_id: &str,
+        field: &str,
+        value: Option<&str>,
+    ) -> StoreResult<()> {
+        self.write(|tx| {
+            let mut t = tx.open_table(SIM_PROFILES)?;
+            match value {
+                Some(v) => t.insert((session_id, field), v)?,
+                None => t.remove((session_id, field))?,
+            };
+            Ok(())
+        })
+    }
+
+    /// The fields of a sim session's own profile that are set, by name.
+    pub fn sim_profile(&self, session_id: &str) -> StoreResult<Vec<(String, String)>> {
+        self.read(|tx| {
+            let t = tx.open_table(SIM_PROFILES)?;
+            session_rows(&t, session_id, |v: &str| Ok(v.to_owned()))
+        })
+    }
+}
+
 /// A session's rows of a `(session id, JID)` table, by JID, each value
 /// read by `value`.
 fn session_rows<V, T>(
@@ -199,7 +228,8 @@ pub(crate) fn delete_session_sim_account(
     delete_session_keys(tx, SIM_ADDRESS_BOOK, session_id)?;
     delete_session_keys(tx, SIM_APP_STATE, session_id)?;
     delete_session_keys(tx, SIM_TCTOKENS, session_id)?;
-    delete_session_keys(tx, SIM_BLOCKS, session_id)
+    delete_session_keys(tx, SIM_BLOCKS, session_id)?;
+    delete_session_keys(tx, SIM_PROFILES, session_id)
 }
 
 #[cfg(test)]

@@ -164,6 +164,12 @@ pub const SIM_TCTOKENS: TableDefinition<(&str, &str), &[u8]> =
 /// (session id, user JID) → when (Unix seconds).
 pub const SIM_BLOCKS: TableDefinition<(&str, &str), i64> = TableDefinition::new("sim_blocks_v1");
 
+/// Simulated network: each session's own profile beside its push name,
+/// (session id, field: `about` or `picture`) → the about text, or the
+/// picture's content hash.
+pub const SIM_PROFILES: TableDefinition<(&str, &str), &str> =
+    TableDefinition::new("sim_profiles_v1");
+
 /// Plugins: plugin id → plugin document.
 pub const PLUGINS: TableDefinition<&str, &[u8]> = TableDefinition::new("plugins_v1");
 

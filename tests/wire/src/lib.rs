@@ -360,6 +360,16 @@ impl WireServer {
         lock(&self.state.seen).clone()
     }
 
+    /// How many connections the chat server has accepted (whether their
+    /// handshake went through or not).
+    pub fn accepted_connections(&self) -> u64 {
+        // Numbered from 1.
+        self.state
+            .next_conn
+            .load(std::sync::atomic::Ordering::Relaxed)
+            - 1
+    }
+
     /// How many of what was seen match.
     pub fn count(&self, f: impl Fn(&Seen) -> bool) -> usize {
         lock(&self.state.seen).iter().filter(|s| f(s)).count()

@@ -126,7 +126,8 @@ pub struct State {
     /// The media host's origin (`http://127.0.0.1:port`), and the host name
     /// media connections name.
     pub media_host: String,
-    next_conn: AtomicU64,
+    /// The number the next accepted connection gets (from 1).
+    pub(crate) next_conn: AtomicU64,
 }
 
 impl State {

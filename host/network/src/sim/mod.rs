@@ -16,6 +16,7 @@ mod groups;
 mod ids;
 mod inbound;
 mod media;
+mod profile;
 mod world;
 
 pub use inbound::SimInbound;

@@ -23,10 +23,13 @@ use super::http::ReqwestHttp;
 use super::inbound::InboundHook;
 use super::lane::Item;
 use super::off_thread::with_store;
+use super::proxy_transport::ProxiedTransport;
 use super::pump::{self, Forward};
 use super::session::{Inner, Run, RunState};
 use crate::NetworkError;
 use crate::store::whatsapp::WaStore;
+use switchboard_domain::proxy::{Proxy, ProxyChoice, StoredProxy};
+use whatsapp_rust::wacore::net::WHATSAPP_WEB_WS_URL;
 
 /// Timeout of each HTTP request the crate makes (version check, media).
 const HTTP_TIMEOUT: Duration = Duration::from_secs(20);
@@ -34,21 +37,36 @@ const HTTP_TIMEOUT: Duration = Duration::from_secs(20);
 /// Builds a client for the session and starts it; its events flow through
 /// the session's lane to its pump.
 pub(super) async fn start(inner: &Arc<Inner>) -> Result<Arc<Run>, NetworkError> {
-    let skip_history = with_store(&inner.store, &inner.id, |s, id| s.get_session(id))
+    let record = with_store(&inner.store, &inner.id, |s, id| s.get_session(id))
         .await
         .ok()
-        .flatten()
-        .is_some_and(|r| r.skip_history_sync);
+        .flatten();
+    let skip_history = record.as_ref().is_some_and(|r| r.skip_history_sync);
+    let proxy = proxy_of(inner, record.as_ref().and_then(|r| r.proxy.as_ref()))?;
     let state = Arc::new(RunState::default());
     let backend = Arc::new(WaStore::new(inner.store.clone(), &inner.id));
     let versions = backend.versions_written();
-    let mut transport = TokioWebSocketTransportFactory::new();
-    if let Some(url) = &inner.config.ws_url {
-        transport = transport.with_url(url.clone()).without_origin();
-    }
+    let transport: Box<dyn TransportFactory> = match &proxy {
+        None => {
+            let mut factory = TokioWebSocketTransportFactory::new();
+            if let Some(url) = &inner.config.ws_url {
+                factory = factory.with_url(url.clone()).without_origin();
+            }
+            Box::new(factory)
+        }
+        Some(proxy) => Box::new(ProxiedTransport {
+            url: inner
+                .config
+                .ws_url
+                .clone()
+                .unwrap_or_else(|| WHATSAPP_WEB_WS_URL.to_owned()),
+            origin: inner.config.ws_url.is_none(),
+            proxy: proxy.clone(),
+        }),
+    };
     let http = match &inner.config.wire_media_host {
-        None => ReqwestHttp::new(HTTP_TIMEOUT),
-        Some(host) => wire_http(host),
+        None => ReqwestHttp::via(HTTP_TIMEOUT, proxy.as_ref()),
+        Some(host) => wire_http(host, proxy.as_ref()),
     }
     .map_err(|e| NetworkError::Failed(format!("could not build the HTTP client: {e}")))?;
     let reconnect = Arc::new(OnceLock::new());
@@ -106,15 +124,30 @@ pub(super) async fn start(inner: &Arc<Inner>) -> Result<Arc<Run>, NetworkError> 
     Ok(run)
 }
 
+/// The proxy this run connects through: the session's own choice when it
+/// made one (its credentials unsealed), the gateway's default otherwise.
+fn proxy_of(inner: &Inner, stored: Option<&StoredProxy>) -> Result<Option<Proxy>, NetworkError> {
+    let Some(stored) = stored else {
+        return Ok(inner.config.proxy.clone());
+    };
+    match inner.store.open_proxy(stored) {
+        Ok(ProxyChoice::Direct) => Ok(None),
+        Ok(ProxyChoice::Via(proxy)) => Ok(Some(proxy)),
+        Err(e) => Err(NetworkError::Failed(format!(
+            "could not connect: the session's proxy cannot be used: {e}"
+        ))),
+    }
+}
+
 /// The HTTP client of a client of the wire server (test builds).
 #[cfg(feature = "wire")]
-fn wire_http(host: &str) -> anyhow::Result<ReqwestHttp> {
-    ReqwestHttp::wire(HTTP_TIMEOUT, host)
+fn wire_http(host: &str, proxy: Option<&Proxy>) -> anyhow::Result<ReqwestHttp> {
+    ReqwestHttp::wire(HTTP_TIMEOUT, host, proxy)
 }
 
 /// A build without the `wire` feature talks to WhatsApp only.
 #[cfg(not(feature = "wire"))]
-fn wire_http(_host: &str) -> anyhow::Result<ReqwestHttp> {
+fn wire_http(_host: &str, _proxy: Option<&Proxy>) -> anyhow::Result<ReqwestHttp> {
     anyhow::bail!("a wire media host is accepted by test builds only")
 }
 
@@ -125,7 +158,7 @@ struct Recording<T> {
 }
 
 #[async_trait]
-impl<T: TransportFactory + 'static> TransportFactory for Recording<T> {
+impl<T: TransportFactory + ?Sized + 'static> TransportFactory for Recording<Box<T>> {
     async fn create_transport(
         &self,
     ) -> anyhow::Result<(
@@ -187,7 +220,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_recording_http_client_streams_downloads_and_uploads_as_the_client_it_wraps_does() {
-        let http = ReqwestHttp::new(HTTP_TIMEOUT).expect("an HTTP client");
+        let http = ReqwestHttp::via(HTTP_TIMEOUT, None).expect("an HTTP client");
         let wraps = http.supports_streaming();
         let recording = Recording {
             inner: http,

@@ -26,6 +26,9 @@ pub struct WhatsAppConfig {
     /// How long a send waits for the server to accept or refuse it
     /// (`SWITCHBOARD_WHATSAPP_SEND_ACK_WAIT_MS`, 20 s).
     pub send_ack_wait: std::time::Duration,
+    /// The proxy of every session that names none of its own
+    /// (`SWITCHBOARD_PROXY`); `None` connects directly.
+    pub proxy: Option<switchboard_domain::proxy::Proxy>,
 }
 
 impl Default for WhatsAppConfig {
@@ -36,6 +39,7 @@ impl Default for WhatsAppConfig {
             media_urls: MediaUrlConfig::default(),
             wire_media_host: None,
             send_ack_wait: std::time::Duration::from_secs(20),
+            proxy: None,
         }
     }
 }

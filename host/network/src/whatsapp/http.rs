@@ -10,13 +10,17 @@
 //! host under WhatsApp's domains) before it is made, and again on each
 //! redirect hop; names resolve through the egress guard (public addresses
 //! only, and the connection goes to the addresses it checked); no proxy is
-//! read from the environment.
+//! read from the environment. A session with a proxy makes its requests
+//! through it (SOCKS5 with names resolved by the proxy, or HTTP), so there
+//! the proxy resolves and reaches WhatsApp's hosts; the URL shape is held
+//! all the same.
 
 use std::io::Read as _;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use futures_util::TryStreamExt;
+use switchboard_domain::proxy::Proxy;
 use switchboard_egress::Guard;
 use whatsapp_rust::http::{HttpClient, HttpRequest, HttpResponse};
 use whatsapp_rust::wacore::net::{StreamingHttpResponse, UploadBody};
@@ -103,8 +107,9 @@ pub struct ReqwestHttp {
 impl ReqwestHttp {
     /// A client whose requests give up when connecting, or waiting for the
     /// next bytes of an answer, takes longer than `timeout`; held to
-    /// WhatsApp's hosts on public addresses.
-    pub fn new(timeout: Duration) -> anyhow::Result<Self> {
+    /// WhatsApp's hosts on public addresses; through `proxy` when one is
+    /// given.
+    pub fn via(timeout: Duration, proxy: Option<&Proxy>) -> anyhow::Result<Self> {
         let guard = Guard::new(false, "WhatsApp's own hosts are public");
         let redirects = reqwest::redirect::Policy::custom(|attempt| {
             if attempt.previous().len() >= MAX_REDIRECTS {
@@ -115,7 +120,7 @@ impl ReqwestHttp {
                 attempt.stop()
             }
         });
-        Self::build(timeout, guard, redirects, true)
+        Self::build(timeout, guard, redirects, true, proxy)
     }
 
     /// A client for the tests' media host: plain HTTP on loopback, no
@@ -123,16 +128,28 @@ impl ReqwestHttp {
     #[cfg(test)]
     pub fn local(timeout: Duration) -> anyhow::Result<Self> {
         let guard = Guard::new(true, "");
-        Self::build(timeout, guard, reqwest::redirect::Policy::none(), false)
+        Self::build(
+            timeout,
+            guard,
+            reqwest::redirect::Policy::none(),
+            false,
+            None,
+        )
     }
 
     /// A client for the wire server's media host `host` alone: what the
     /// crate asks of `https://<host>/…` is asked over plain HTTP, and
     /// anything else is refused. Test builds only.
     #[cfg(feature = "wire")]
-    pub fn wire(timeout: Duration, host: &str) -> anyhow::Result<Self> {
+    pub fn wire(timeout: Duration, host: &str, proxy: Option<&Proxy>) -> anyhow::Result<Self> {
         let guard = Guard::new(true, "");
-        let mut http = Self::build(timeout, guard, reqwest::redirect::Policy::none(), false)?;
+        let mut http = Self::build(
+            timeout,
+            guard,
+            reqwest::redirect::Policy::none(),
+            false,
+            proxy,
+        )?;
         http.wire_host = Some(host.to_owned());
         Ok(http)
     }
@@ -142,16 +159,26 @@ impl ReqwestHttp {
         guard: Guard,
         redirects: reqwest::redirect::Policy,
         whatsapp_only: bool,
+        proxy: Option<&Proxy>,
     ) -> anyhow::Result<Self> {
         install_crypto_provider();
-        let client = reqwest::Client::builder()
+        let builder = reqwest::Client::builder()
             .connect_timeout(timeout)
             .read_timeout(timeout)
             .timeout(TRANSFER_CAP)
-            .no_proxy()
-            .redirect(redirects)
-            .dns_resolver(Guarded(guard))
-            .build()?;
+            .redirect(redirects);
+        let builder = match proxy {
+            // Names are the proxy's to resolve: the guard's lookup would
+            // only be asked for the proxy's own host, which is the
+            // operator's and may well be private.
+            Some(proxy) => builder.proxy(
+                reqwest::Proxy::all(proxy.url_with_credentials()).map_err(|e| {
+                    anyhow::anyhow!("the proxy {} is not usable: {e}", proxy.address())
+                })?,
+            ),
+            None => builder.no_proxy().dns_resolver(Guarded(guard)),
+        };
+        let client = builder.build()?;
         Ok(Self {
             client,
             whatsapp_only,
@@ -431,7 +458,7 @@ mod tests {
         // A listener on loopback behind a name: reached only if asked.
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
-        let http = ReqwestHttp::new(Duration::from_secs(5)).unwrap();
+        let http = ReqwestHttp::via(Duration::from_secs(5), None).unwrap();
         for url in [
             format!("https://127.0.0.1:{port}/x"),
             format!("https://mmg.whatsapp.net@127.0.0.1:{port}/x?auth=secret"),

@@ -25,6 +25,10 @@
 //!   uploads named by `media_id` from that store (`send.rs`). The backend
 //!   holds the [`MediaStore`](crate::media_store::MediaStore) and hands it to
 //!   every session.
+//! - A session with a proxy (its own, or the gateway's default) connects
+//!   through it: the chat socket by `proxy_transport.rs`, media transfers by
+//!   the HTTP client's proxy (`http.rs`); a proxy that cannot be reached
+//!   fails the connect, never falling back to a direct connection.
 //!
 //! The knobs ([`WhatsAppConfig`]) and the counters exist in every build.
 
@@ -58,6 +62,8 @@ mod media_facts;
 mod off_thread;
 #[cfg(feature = "whatsapp")]
 mod ops;
+#[cfg(feature = "whatsapp")]
+mod proxy_transport;
 #[cfg(feature = "whatsapp")]
 mod pump;
 #[cfg(feature = "whatsapp")]

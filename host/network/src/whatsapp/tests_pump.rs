@@ -35,7 +35,7 @@ pub(super) async fn offline_client(backend: Arc<WaStore>) -> Arc<Client> {
     let bot = Bot::builder()
         .with_backend_arc(backend)
         .with_transport_factory(TokioWebSocketTransportFactory::new())
-        .with_http_client(ReqwestHttp::new(Duration::from_secs(1)).unwrap())
+        .with_http_client(ReqwestHttp::via(Duration::from_secs(1), None).unwrap())
         .with_runtime(TokioRuntime)
         .build()
         .await

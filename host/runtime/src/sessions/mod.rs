@@ -12,6 +12,8 @@ mod lifecycle;
 pub mod message_event;
 pub mod next_attempt;
 mod operations;
+mod profile;
+mod proxy;
 mod publish_queue;
 pub mod reconnect;
 mod timelock;
@@ -25,6 +27,7 @@ use tokio_util::task::TaskTracker;
 
 pub use error::SessionError;
 pub use operations::ContactPage;
+pub use proxy::ProxyView;
 pub use reconnect::{ReconnectConfig, ReconnectStatus};
 pub use timelock::Timelock;
 
@@ -103,6 +106,18 @@ pub struct NewSession {
     pub network: Option<String>,
     /// Simulated network only: the account's phone number.
     pub phone: Option<String>,
+    /// The session's own proxy (or a direct connection); `None` takes the
+    /// gateway's default.
+    pub proxy: Option<crate::domain::proxy::ProxyChoice>,
+}
+
+/// What a session gets when it names nothing else.
+#[derive(Debug, Clone)]
+pub struct SessionDefaults {
+    /// The network backend of a session created without one.
+    pub network: String,
+    /// The proxy of every session that names none (`SWITCHBOARD_PROXY`).
+    pub proxy: Option<crate::domain::proxy::Proxy>,
 }
 
 struct Inner {
@@ -111,6 +126,7 @@ struct Inner {
     media: Media,
     networks: HashMap<&'static str, Arc<dyn Network>>,
     default_network: String,
+    default_proxy: Option<crate::domain::proxy::Proxy>,
     live: RwLock<HashMap<String, Arc<Live>>>,
     reconnect: ReconnectConfig,
     cancel: CancellationToken,
@@ -139,7 +155,7 @@ impl Sessions {
     pub fn new(
         SessionData { store, bus, media }: SessionData,
         networks: Vec<Arc<dyn Network>>,
-        default_network: String,
+        defaults: SessionDefaults,
         reconnect: ReconnectConfig,
         cancel: CancellationToken,
         tasks: TaskTracker,
@@ -151,7 +167,8 @@ impl Sessions {
                 bus,
                 media,
                 networks,
-                default_network,
+                default_network: defaults.network,
+                default_proxy: defaults.proxy,
                 live: RwLock::new(HashMap::new()),
                 reconnect,
                 cancel,
@@ -325,7 +342,8 @@ impl Sessions {
                 return Err(SessionError::PhoneTaken(p.clone()));
             }
         }
-        let record = SessionRecord::new(id.clone(), new.name, network, phone);
+        let mut record = SessionRecord::new(id.clone(), new.name, network, phone);
+        record.proxy = new.proxy.as_ref().map(|c| self.inner.store.seal_proxy(c));
         let Some(record) = self.inner.store.create_session(record)? else {
             return Err(SessionError::AlreadyExists(id));
         };

@@ -29,7 +29,10 @@ export function render(page, { id, tab }) {
     if (document.querySelector('dialog[open]')) return;
     const s = await attempt(`Loading session ${id}`, () => get(`/sessions/${seg(id)}`));
     if (!s) return;
-    const key = JSON.stringify(s);
+    // The route the session's connections take (its own proxy or the
+    // gateway's default); never its credentials, which no answer carries.
+    const route = await get(`/sessions/${seg(id)}/proxy`).catch(() => null);
+    const key = JSON.stringify([s, route]);
     if (key === last) return;
     last = key;
     replace(head, badge(s.status), s.paused ? badge('paused') : null);
@@ -38,6 +41,7 @@ export function render(page, { id, tab }) {
       fact('Push name', s.push_name || '—'),
       fact('Network', s.network),
       fact('Auto-reconnect', s.auto_reconnect ? 'on' : 'off'),
+      fact('Proxy', proxyText(route), true),
       fact('Created', when(s.created_at)),
       s.last_error ? fact('Last error', s.last_error) : null);
     replace(actions, sessionActions(s, load));
@@ -67,6 +71,15 @@ export function render(page, { id, tab }) {
     stop();
     closeTab();
   };
+}
+
+/** The session's route as the facts show it: the proxy and where it comes from. */
+function proxyText(route) {
+  if (!route) return '—';
+  if (!route.effective) return route.source === 'session' ? 'direct (set for this session)' : 'direct';
+  const creds = route.effective.credentials ? ', with credentials' : '';
+  const from = route.source === 'default' ? 'gateway default' : 'this session';
+  return `${route.effective.url} (${from}${creds})`;
 }
 
 function fact(label, value, mono) {

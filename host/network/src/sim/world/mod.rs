@@ -22,6 +22,7 @@ pub(super) mod groups;
 mod pairing;
 mod people;
 mod presence;
+mod profile;
 mod timelock;
 use super::convert::{Sender, to_inbound};
 use super::ids::SimRng;

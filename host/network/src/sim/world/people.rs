@@ -62,22 +62,26 @@ impl World {
                 about: u.about,
             }));
         }
-        Ok(self
-            .lock()
-            .values()
-            .filter_map(|s| s.account.as_ref())
-            .find(|a| a.phone == phone)
-            // The sim gives its sessions' accounts no lid, about text,
-            // business name or picture.
-            .map(|a| Person {
-                jid: a.jid.clone(),
-                phone: Some(a.phone.clone()),
-                push_name: a.push_name.clone(),
-                business_name: None,
-                picture_url: None,
-                lid: None,
-                about: None,
-            }))
+        let Some((id, a)) = self.lock().iter().find_map(|(id, s)| {
+            s.account
+                .as_ref()
+                .filter(|a| a.phone == phone)
+                .map(|a| (id.clone(), a.clone()))
+        }) else {
+            return Ok(None);
+        };
+        // The sim gives its sessions' accounts no lid or business name; the
+        // about text and picture are what the session set.
+        let fields = self.profile_fields(&id)?;
+        Ok(Some(Person {
+            jid: a.jid,
+            phone: Some(a.phone),
+            push_name: a.push_name,
+            business_name: None,
+            picture_url: fields.picture_url,
+            lid: None,
+            about: fields.about,
+        }))
     }
 
     /// The account a user JID or `@lid` names, if it is on the network. Found

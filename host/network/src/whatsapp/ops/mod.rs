@@ -3,7 +3,8 @@
 //! `contacts` (`contacts()` and usync), `account` (trust tokens, spam
 //! reports, app-state resync), `media` (downloads from the CDN), `chats`
 //! (read receipts, message actions, presence, typing, chat actions, LID
-//! lookups). Every operation reaches the crate; none answers
+//! lookups), `profile` (`profile()`: the account's push name, about text
+//! and picture). Every operation reaches the crate; none answers
 //! `NotSupported`.
 
 mod account;
@@ -11,6 +12,7 @@ mod chats;
 mod contacts;
 mod groups;
 mod media;
+mod profile;
 
 #[cfg(test)]
 pub(crate) use media::download_error;
@@ -27,6 +29,7 @@ mod tests {
     use crate::domain::media::MediaKind;
     use crate::groups::{GroupError, GroupOps, NewGroup};
     use crate::media::MediaOps;
+    use crate::profile::ProfileOps;
     use crate::store::Store;
     use crate::whatsapp::WhatsAppConfig;
     use crate::whatsapp::session::WaSession;
@@ -183,11 +186,16 @@ mod tests {
                 s.chat_action(&user, ChatAction::Archive(true)).await,
             ),
             verdict("look_up_lid", s.look_up_lid(&user).await),
+            verdict("own_profile", s.own_profile().await),
+            verdict("set_push_name", s.set_push_name("n").await),
+            verdict("set_about", s.set_about("a").await),
+            verdict("set_picture", s.set_picture(vec![1, 2, 3]).await),
+            verdict("remove_picture", s.remove_picture().await),
         ];
         assert_eq!(
             answers.len(),
-            34,
-            "every operation of the five traits is asked"
+            39,
+            "every operation of the six traits is asked"
         );
         for (name, answer) in &answers {
             assert!(!is_not_supported(answer), "{name} answered {answer}");
